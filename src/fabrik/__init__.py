@@ -1,0 +1,20 @@
+"""fabrik: inverse kinematics with FABRIK (Aristidou & Lasenby 2011).
+
+Quick use::
+
+    import numpy as np, fabrik
+    chain = fabrik.Chain.from_positions(np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0]]))
+    sol = fabrik.solve(chain, [1.0, 1.0, 0.0])
+    sol.positions, sol.status
+
+Conventions are in docs/conventions.md: units follow the data, right-handed axes, angles in
+radians in the API, joint 0 is the root.
+"""
+
+from fabrik.model.chain import Chain
+from fabrik.model.skeleton import Skeleton
+from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
+
+__version__ = "0.1.0"
+
+__all__ = ["Chain", "Skeleton", "Solution", "STATUSES", "DEFAULT_TOL", "solve", "methods", "__version__"]

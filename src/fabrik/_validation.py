@@ -1,0 +1,83 @@
+"""Input checks at the API boundary.
+
+Every public function converts its array arguments through these helpers, which return clean,
+C-contiguous float64 arrays or raise ``ValueError`` naming the argument and the problem. Kernels
+never see unchecked input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -> np.ndarray:
+    """Return ``value`` as a fresh C-contiguous float64 array of shape (n, d), d in {2, 3}.
+
+    Raises ValueError when the shape is wrong, there are fewer than ``min_count`` points, the
+    dimension differs from ``dim`` (when given) or any coordinate is NaN or infinite.
+    """
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True, order="C")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if arr.ndim != 2 or arr.shape[1] not in (2, 3):
+        raise ValueError(f"{name} must have shape (n, 2) or (n, 3), got shape {arr.shape}")
+    if dim is not None and arr.shape[1] != dim:
+        raise ValueError(f"{name} must be {dim}D to match the model, got {arr.shape[1]}D points")
+    if arr.shape[0] < min_count:
+        raise ValueError(f"{name} needs at least {min_count} points, got {arr.shape[0]}")
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains a non-finite value (NaN or inf) at index {tuple(int(i) for i in bad)}")
+    return arr
+
+
+def as_point(value, name: str, dim: int) -> np.ndarray:
+    """Return ``value`` as a C-contiguous float64 vector of shape (dim,), finite."""
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (dim,) and value.flags.c_contiguous and value.flags.writeable:
+        arr = value  # fast path for the hot single-solve loop; finiteness is checked by the caller
+    else:
+        try:
+            arr = np.ascontiguousarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a point of {dim} numbers: {exc}") from None
+        if arr.shape != (dim,):
+            raise ValueError(f"{name} must have shape ({dim},) to match the model, got shape {arr.shape}")
+    if not all(map(math.isfinite, arr.tolist())):
+        raise ValueError(f"{name} contains a non-finite value (NaN or inf): {arr.tolist()}")
+    return arr
+
+
+def check_tol(tol, name: str = "tol") -> float:
+    """A finite, non-negative tolerance, as float."""
+    if type(tol) is float and 0.0 <= tol < math.inf:
+        return tol
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {tol!r}") from None
+    if not np.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be finite and >= 0, got {tol!r}")
+    return value
+
+
+def check_max_iter(max_iter, name: str = "max_iter") -> int:
+    """A non-negative whole number of iterations, as int."""
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {max_iter!r}")
+    if max_iter < 0:
+        raise ValueError(f"{name} must be >= 0, got {max_iter}")
+    return int(max_iter)
+
+
+def check_positive(value, name: str) -> float:
+    """A finite number > 0, as float."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v

@@ -1,0 +1,4 @@
+"""Compiled (numba) kernels. Private: they trust their input, which the solvers check first.
+
+Every kernel works on C-contiguous float64 arrays and never mutates its inputs.
+"""

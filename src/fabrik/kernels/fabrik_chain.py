@@ -1,0 +1,165 @@
+"""FABRIK on a single chain: Algorithm 1 of Aristidou & Lasenby (2011), compiled.
+
+Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
+3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+#: The no-progress stop fires when the effector moved less than ``tol`` in an iteration *and* the
+#: error fell by less than this fraction of itself: FABRIK converges linearly, so near a reachable
+#: target the steps shrink below ``tol`` a few iterations before the error does.
+PROGRESS_FRACTION = 0.01
+
+
+@njit(cache=True, error_model="numpy")
+def is_collinear_with_target(p, target, scale):
+    """True when every joint and the target lie on one line (the singularity of section 5.4)."""
+    n = p.shape[0]
+    best = 0.0
+    u = np.zeros(3)
+    for i in range(1, n + 1):
+        if i < n:
+            r = dist3(p, i, p, 0)
+        else:
+            r = dist3v(p, 0, target)
+        if r > best:
+            best = r
+            for k in range(3):
+                u[k] = (target[k] if i == n else p[i, k]) - p[0, k]
+    if best <= TINY * scale:
+        return True
+    for k in range(3):
+        u[k] /= best
+    eps2 = (1e-9 * scale) ** 2
+    for i in range(1, n + 1):
+        along = 0.0
+        for k in range(3):
+            along += ((target[k] if i == n else p[i, k]) - p[0, k]) * u[k]
+        perp2 = 0.0
+        for k in range(3):
+            x = (target[k] if i == n else p[i, k]) - p[0, k] - along * u[k]
+            perp2 += x * x
+        if perp2 > eps2:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def perturbed_goal(p, target, bone_lengths, scale):
+    """The target nudged off the chain's line by a tenth of the shortest bone (section 5.4).
+
+    Used for one forward stage only: it bends the chain slightly so that the next iterations
+    leave the line; the real target is used from then on.
+    """
+    n = p.shape[0]
+    u = np.zeros(3)
+    r = dist3(p, n - 1, p, 0)
+    if r > TINY * scale:
+        for k in range(3):
+            u[k] = (p[n - 1, k] - p[0, k]) / r
+    else:
+        u[0] = 1.0
+    side = any_perpendicular(u)
+    shortest = scale
+    for i in range(bone_lengths.shape[0]):
+        if 0.0 < bone_lengths[i] < shortest:
+            shortest = bone_lengths[i]
+    goal = target.copy()
+    for k in range(3):
+        goal[k] += 0.1 * shortest * side[k]
+    return goal
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
+    """Solve one chain. Returns (positions, iterations, error, status_code).
+
+    initial: (n, 3) start pose (copied, never mutated); bone_lengths: (n-1,); target, root: (3,).
+    """
+    p = initial.copy()
+    n = p.shape[0]
+    last = n - 1
+    total = 0.0
+    longest = 0.0
+    for i in range(n - 1):
+        total += bone_lengths[i]
+        if bone_lengths[i] > longest:
+            longest = bone_lengths[i]
+    scale = total if total > 0.0 else 1.0
+
+    # Direction used where two joints coincide: from the target back towards the root.
+    fallback = np.empty(3)
+    dist = 0.0
+    for k in range(3):
+        fallback[k] = root[k] - target[k]
+        dist += fallback[k] * fallback[k]
+    dist = np.sqrt(dist)
+    if dist > TINY * scale:
+        for k in range(3):
+            fallback[k] /= dist
+    else:
+        fallback[0] = 1.0
+        fallback[1] = 0.0
+        fallback[2] = 0.0
+
+    if dist > total:
+        # Unreachable: the chain stretched straight from the root towards the target.
+        for k in range(3):
+            p[0, k] = root[k]
+        for i in range(n - 1):
+            lam = bone_lengths[i] / dist3v(p, i, target)
+            for k in range(3):
+                p[i + 1, k] = (1.0 - lam) * p[i, k] + lam * target[k]
+        return p, 1, dist3v(p, last, target), UNREACHABLE
+
+    # Targets closer to the root than 2*longest - total cannot be reached either.
+    inside_inner_reach = dist < 2.0 * longest - total - tol
+
+    err = dist3v(p, last, target)
+    if err <= tol and dist3v(p, 0, root) == 0.0:
+        return p, 0, err, REACHED
+
+    goal = target.copy()
+    perturbations = 0
+    it = 0
+    while it < max_iter:
+        px = p[last, 0]
+        py = p[last, 1]
+        pz = p[last, 2]
+        prev_err = err
+        # forward reaching: effector onto the goal, then inwards to the root
+        p[last, 0] = goal[0]
+        p[last, 1] = goal[1]
+        p[last, 2] = goal[2]
+        for i in range(last - 1, -1, -1):
+            place_on_line(p, i, i + 1, bone_lengths[i], fallback)
+        # backward reaching: root back onto its base, then outwards to the effector
+        p[0, 0] = root[0]
+        p[0, 1] = root[1]
+        p[0, 2] = root[2]
+        for i in range(last):
+            place_on_line(p, i + 1, i, bone_lengths[i], fallback)
+        it += 1
+        if perturbations > 0:
+            goal[0] = target[0]
+            goal[1] = target[1]
+            goal[2] = target[2]
+        err = dist3v(p, last, target)
+        if err <= tol:
+            return p, it, err, REACHED
+        mx = p[last, 0] - px
+        my = p[last, 1] - py
+        mz = p[last, 2] - pz
+        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+            if not inside_inner_reach and perturbations < 3 and is_collinear_with_target(p, target, scale):
+                goal = perturbed_goal(p, target, bone_lengths, scale)
+                perturbations += 1
+                continue
+            return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
+    return p, it, err, MAX_ITERATIONS

@@ -1,0 +1,85 @@
+"""Small vector helpers shared by the kernels.
+
+Kernels work in 3D only: 2D models are embedded in the z = 0 plane by the solvers (every FABRIK
+step is an affine combination of points, so a planar chain stays planar).
+"""
+
+import numpy as np
+from numba import njit
+
+#: Relative size below which two points count as coincident (a direction is undefined).
+TINY = 1e-12
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def dist3(a, i, b, j):
+    """|a[i] - b[j]| for rows of (n, 3) arrays."""
+    x = a[i, 0] - b[j, 0]
+    y = a[i, 1] - b[j, 1]
+    z = a[i, 2] - b[j, 2]
+    return np.sqrt(x * x + y * y + z * z)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def dist3v(a, i, v):
+    """|a[i] - v| for a row of an (n, 3) array and a (3,) vector."""
+    x = a[i, 0] - v[0]
+    y = a[i, 1] - v[1]
+    z = a[i, 2] - v[2]
+    return np.sqrt(x * x + y * y + z * z)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def place_on_line(p, i, j, length, fallback):
+    """Move joint i onto the ray from joint j through joint i, at ``length`` from joint j.
+
+    The paper's ``p_i = (1 - lambda) p_j + lambda p_i`` with ``lambda = length / |p_i - p_j|``.
+    When the joints coincide the direction is undefined and the unit vector ``fallback`` is
+    used instead, so zero-length bones and folded chains never produce NaN.
+    """
+    x = p[i, 0] - p[j, 0]
+    y = p[i, 1] - p[j, 1]
+    z = p[i, 2] - p[j, 2]
+    r = np.sqrt(x * x + y * y + z * z)
+    if r > TINY:
+        lam = length / r
+        p[i, 0] = p[j, 0] + lam * x
+        p[i, 1] = p[j, 1] + lam * y
+        p[i, 2] = p[j, 2] + lam * z
+    else:
+        p[i, 0] = p[j, 0] + length * fallback[0]
+        p[i, 1] = p[j, 1] + length * fallback[1]
+        p[i, 2] = p[j, 2] + length * fallback[2]
+
+
+@njit(cache=True, error_model="numpy")
+def any_perpendicular(u):
+    """A unit vector perpendicular to the unit 3-vector ``u``.
+
+    For ``u`` in the z = 0 plane the answer stays in that plane (2D models remain planar).
+    """
+    out = np.zeros(3)
+    if abs(u[2]) < 1e-12:
+        out[0] = -u[1]
+        out[1] = u[0]
+        n = np.sqrt(out[0] * out[0] + out[1] * out[1])
+        if n > 0.0:
+            out[0] /= n
+            out[1] /= n
+            return out
+        out[0] = 1.0
+        return out
+    ax = 0
+    if abs(u[1]) < abs(u[ax]):
+        ax = 1
+    if abs(u[2]) < abs(u[ax]):
+        ax = 2
+    e = np.zeros(3)
+    e[ax] = 1.0
+    out[0] = u[1] * e[2] - u[2] * e[1]
+    out[1] = u[2] * e[0] - u[0] * e[2]
+    out[2] = u[0] * e[1] - u[1] * e[0]
+    n = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+    for k in range(3):
+        out[k] /= n
+    return out

@@ -1,0 +1,112 @@
+"""A single kinematic chain: joints joined by rigid bones, root first.
+
+Conventions (see docs/conventions.md): joint ``i`` sits at ``positions[i]``; bone ``i`` joins
+joint ``i`` to joint ``i + 1`` and has length ``bone_lengths[i]``; joint 0 is the root and the last
+joint is the end effector. Units are those of the positions you give.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from fabrik._validation import as_points
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """An immutable chain of ``n_joints`` joints in 2D or 3D.
+
+    Attributes:
+        rest_positions: (n, d) float64, read-only. The pose the chain was built from, root first.
+        bone_lengths: (n - 1,) float64, read-only. ``bone_lengths[i] = |p[i+1] - p[i]|`` (>= 0;
+            zero-length bones are allowed, as in real BVH files).
+        constraints: joint index -> tuple of constraint objects (see ``fabrik.constraints``);
+            empty for an unconstrained chain.
+        up: (3,) reference up vector used to build joint frames of a 3D chain, or None.
+    """
+
+    rest_positions: np.ndarray
+    bone_lengths: np.ndarray
+    constraints: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
+    up: np.ndarray | None = None
+
+    def __post_init__(self):
+        # Writable private copies for the kernels: numba compiles read-only arrays as a separate
+        # type, so handing kernels these keeps one compiled signature. Kernels never write to them.
+        # 2D chains are embedded in z = 0 (kernels are 3D only).
+        rest3 = np.zeros((self.rest_positions.shape[0], 3))
+        rest3[:, : self.rest_positions.shape[1]] = self.rest_positions
+        object.__setattr__(self, "_kernel_rest", rest3)
+        object.__setattr__(self, "_kernel_root", rest3[0].copy())
+        object.__setattr__(self, "_kernel_lengths", np.array(self.bone_lengths, dtype=np.float64, order="C"))
+
+    @classmethod
+    def from_positions(cls, points, *, up=None) -> "Chain":
+        """Build a chain from an (n, 2) or (n, 3) array of joint positions, root first (n >= 2).
+
+        The bone lengths are the distances between consecutive points. ``up`` (3D only) is the
+        reference up vector for joint frames used by joint limits; default +Y, or +Z when the
+        first bone is along Y.
+        """
+        positions = as_points(points, "points", min_count=2)
+        lengths = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+        up_vec = None
+        if up is not None:
+            up_vec = np.asarray(up, dtype=np.float64).reshape(-1)
+            if positions.shape[1] != 3 or up_vec.shape != (3,) or not np.isfinite(up_vec).all() or np.linalg.norm(up_vec) == 0:
+                raise ValueError("up must be a finite, non-zero 3-vector and is only used by 3D chains")
+            up_vec = _frozen(up_vec / np.linalg.norm(up_vec))
+        return cls(_frozen(positions), _frozen(lengths), {}, up_vec)
+
+    @classmethod
+    def straight(cls, n_joints: int, bone_length: float = 1.0, *, dim: int = 3, axis: int = 1) -> "Chain":
+        """A straight chain of ``n_joints`` joints from the origin along +axis (default +Y)."""
+        if n_joints < 2:
+            raise ValueError(f"n_joints must be >= 2, got {n_joints}")
+        if not bone_length > 0:
+            raise ValueError(f"bone_length must be > 0, got {bone_length}")
+        points = np.zeros((n_joints, dim))
+        points[:, axis] = np.arange(n_joints) * float(bone_length)
+        return cls.from_positions(points)
+
+    @property
+    def dim(self) -> int:
+        """Spatial dimension, 2 or 3."""
+        return int(self.rest_positions.shape[1])
+
+    @property
+    def n_joints(self) -> int:
+        return int(self.rest_positions.shape[0])
+
+    @property
+    def n_bones(self) -> int:
+        return int(self.bone_lengths.shape[0])
+
+    @property
+    def total_length(self) -> float:
+        """Sum of the bone lengths: the outer reach from the root."""
+        return float(self.bone_lengths.sum())
+
+    @property
+    def inner_reach(self) -> float:
+        """The smallest root-to-effector distance the chain can make: max(0, 2 * longest - total)."""
+        return max(0.0, 2.0 * float(self.bone_lengths.max()) - self.total_length)
+
+    def with_constraints(self, constraints: Mapping[int, Any]) -> "Chain":
+        """A copy of this chain with joint limits attached (joint index -> constraint or list of them)."""
+        from fabrik.model.constraints import normalise_chain_constraints
+
+        return replace(self, constraints=normalise_chain_constraints(self, constraints))
+
+    def __repr__(self) -> str:
+        return (f"Chain(n_joints={self.n_joints}, dim={self.dim}, total_length={self.total_length:g}, "
+                f"constrained_joints={sorted(self.constraints)})")

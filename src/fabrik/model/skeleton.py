@@ -1,0 +1,141 @@
+"""A skeleton: a tree of named joints held as arrays (parent indices and rest offsets).
+
+Conventions (see docs/conventions.md): joints are stored in topological order, so
+``parents[i] < i`` for every joint but the root, which is joint 0 with ``parents[0] == -1``.
+``offsets[i]`` is joint i's rest position relative to its parent (for BVH files, the OFFSET line;
+the root's offset is its rest position). Units follow the data; the space is 3D, right-handed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+
+def _frozen(arr, dtype=np.float64) -> np.ndarray:
+    arr = np.array(arr, dtype=dtype, copy=True, order="C")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Skeleton:
+    """An immutable tree of named joints.
+
+    Attributes:
+        names: joint names, unique, in topological order.
+        parents: (n,) int64, read-only; ``parents[0] == -1`` and ``0 <= parents[i] < i`` otherwise.
+        offsets: (n, 3) float64, read-only; rest offset of each joint from its parent.
+        constraints: joint index -> tuple of joint limits (see ``fabrik.constraints``).
+    """
+
+    names: tuple[str, ...]
+    parents: np.ndarray
+    offsets: np.ndarray
+    constraints: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = len(self.names)
+        parents = np.asarray(self.parents)
+        offsets = np.asarray(self.offsets)
+        if n < 2:
+            raise ValueError(f"a skeleton needs at least 2 joints, got {n}")
+        if len(set(self.names)) != n:
+            seen, dup = set(), None
+            for name in self.names:
+                if name in seen:
+                    dup = name
+                    break
+                seen.add(name)
+            raise ValueError(f"joint names must be unique; {dup!r} appears more than once")
+        if parents.shape != (n,):
+            raise ValueError(f"parents must have shape ({n},), got {parents.shape}")
+        if offsets.shape != (n, 3):
+            raise ValueError(f"offsets must have shape ({n}, 3), got {offsets.shape}")
+        if not np.isfinite(offsets).all():
+            raise ValueError("offsets contain a non-finite value (NaN or inf)")
+        if parents[0] != -1:
+            raise ValueError("joint 0 must be the root, with parent -1")
+        for i in range(1, n):
+            if not 0 <= parents[i] < i:
+                raise ValueError(
+                    f"joints must be in topological order: joint {i} ({self.names[i]!r}) has parent {int(parents[i])}")
+
+    @classmethod
+    def from_parents(cls, names: Sequence[str], parents: Sequence[int], offsets) -> "Skeleton":
+        """Build a skeleton from names, parent indices (-1 for the root) and rest offsets (n, 3)."""
+        return cls(tuple(str(n) for n in names), _frozen(parents, np.int64), _frozen(offsets))
+
+    @classmethod
+    def from_positions(cls, names: Sequence[str], parents: Sequence[int], positions) -> "Skeleton":
+        """Build a skeleton from joint rest positions (n, 3) in world coordinates."""
+        positions = np.asarray(positions, dtype=np.float64)
+        parents = np.asarray(parents, dtype=np.int64)
+        if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] != len(names):
+            raise ValueError(f"positions must have shape ({len(names)}, 3), got {positions.shape}")
+        offsets = positions.copy()
+        offsets[1:] -= positions[np.clip(parents[1:], 0, None)]
+        return cls.from_parents(names, parents, offsets)
+
+    # --- structure -------------------------------------------------------------------------
+    @property
+    def n_joints(self) -> int:
+        return len(self.names)
+
+    @property
+    def dim(self) -> int:
+        return 3
+
+    def index(self, name: str) -> int:
+        """The index of the joint called ``name``; ValueError listing the joints if unknown."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise ValueError(f"unknown joint {name!r}; joints are: {', '.join(self.names)}") from None
+
+    def children(self, joint: int) -> list[int]:
+        """Indices of the joints whose parent is ``joint``."""
+        return [int(i) for i in np.flatnonzero(self.parents == joint)]
+
+    @property
+    def leaves(self) -> list[int]:
+        """Indices of joints with no children (the default end effectors)."""
+        has_child = np.zeros(self.n_joints, dtype=bool)
+        has_child[self.parents[1:]] = True
+        return [int(i) for i in np.flatnonzero(~has_child)]
+
+    @property
+    def sub_bases(self) -> list[int]:
+        """Indices of joints with two or more children (section 4.1 of the paper)."""
+        counts = np.bincount(self.parents[1:], minlength=self.n_joints)
+        return [int(i) for i in np.flatnonzero(counts >= 2)]
+
+    @property
+    def bone_lengths(self) -> np.ndarray:
+        """(n,) length of the bone from each joint's parent to it (0 for the root)."""
+        lengths = np.linalg.norm(self.offsets, axis=1)
+        lengths[0] = 0.0
+        return lengths
+
+    def rest_positions(self) -> np.ndarray:
+        """(n, 3) world positions of the joints in the rest pose (offsets summed down the tree)."""
+        positions = np.array(self.offsets, dtype=np.float64)
+        for i in range(1, self.n_joints):
+            positions[i] += positions[self.parents[i]]
+        return positions
+
+    def height(self, positions=None) -> float:
+        """The extent of the skeleton along its tallest axis (rest pose unless positions given)."""
+        p = self.rest_positions() if positions is None else np.asarray(positions)
+        return float(np.max(p.max(axis=0) - p.min(axis=0)))
+
+    def with_constraints(self, constraints: Mapping[str, Any]) -> "Skeleton":
+        """A copy with joint limits attached (joint name -> constraint or list of them)."""
+        from fabrik.model.constraints import normalise_skeleton_constraints
+
+        return replace(self, constraints=normalise_skeleton_constraints(self, constraints))
+
+    def __repr__(self) -> str:
+        return f"Skeleton(n_joints={self.n_joints}, root={self.names[0]!r}, leaves={len(self.leaves)})"

@@ -1,0 +1,50 @@
+"""The result record every solver returns."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+#: Why a solve stopped. ``reached``: the end effector(s) within ``tol`` of the target(s);
+#: ``unreachable``: the target is out of the model's reach and the model is as close as it can
+#: get (a chain stretched straight at it); ``stalled``: the effector stopped making progress (it
+#: moved less than ``tol`` in one iteration and the error stopped falling) without reaching the
+#: target; ``max_iterations``: the iteration cap came first.
+STATUSES = ("reached", "unreachable", "stalled", "max_iterations")
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Solution(NamedTuple):
+    """The outcome of one IK solve (an immutable record).
+
+    Attributes:
+        positions: (n, d) float64 joint positions, root first; a new array, never the input.
+        iterations: iterations used (for FABRIK, one forward and one backward stage each).
+        error: distance from the end effector to its target, in the model's units; for several
+            targets, the largest of ``effector_errors``.
+        status: one of ``STATUSES``.
+        method: the name of the method that produced it.
+        effector_errors: for skeletons, joint name -> distance to its target; else None.
+        extras: method-specific read-only information, e.g. ``max_length_drift`` (FTL) or
+            joint frames and active limits (constrained solves).
+    """
+
+    positions: np.ndarray
+    iterations: int
+    error: float
+    status: str
+    method: str = "fabrik"
+    effector_errors: Mapping[str, float] | None = None
+    extras: Mapping[str, Any] = _EMPTY
+
+    @property
+    def reached(self) -> bool:
+        """True when every target was reached within tolerance."""
+        return self.status == "reached"
+
+    def __repr__(self) -> str:
+        return (f"Solution(method={self.method!r}, status={self.status!r}, iterations={self.iterations}, "
+                f"error={self.error:.3g}, positions=<{self.positions.shape[0]}x{self.positions.shape[1]}>)")
