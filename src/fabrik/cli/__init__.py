@@ -1,0 +1,52 @@
+"""The ``fabrik`` command line.
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)``, which registers the
+subcommand and sets ``func`` (called with the parsed arguments, returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+_SUBCOMMAND_MODULES = (
+    "fabrik.cli.demo",
+    "fabrik.cli.bench",
+    "fabrik.cli.reconstruct",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fabrik", description="FABRIK inverse kinematics: solvers, benchmarks, motion capture.")
+    from fabrik import __version__
+
+    parser.add_argument("--version", action="version", version=f"fabrik {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"fabrik {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from fabrik.cli import main
+
+sys.exit(main())
