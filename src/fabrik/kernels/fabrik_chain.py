@@ -11,9 +11,11 @@ from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 
-#: The no-progress stop fires when the effector moved less than ``tol`` in an iteration *and* the
-#: error fell by less than this fraction of itself: FABRIK converges linearly, so near a reachable
-#: target the steps shrink below ``tol`` a few iterations before the error does.
+#: The no-progress stop fires when the effector moved less than ``tol`` in an iteration, the error
+#: fell by less than this fraction of itself, and in the next iteration no joint moves more than
+#: ``tol``. FABRIK converges linearly, so near a reachable target the effector's steps shrink below
+#: ``tol`` a few iterations before the error does; and a nearly folded chain can unfold slowly
+#: while its effector barely moves.
 PROGRESS_FRACTION = 0.01
 
 
@@ -127,12 +129,19 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     goal = target.copy()
     perturbations = 0
+    # The no-progress test runs in two steps so that the hot loop pays nothing for it: when the
+    # effector looks stalled, a snapshot of the pose is taken, and the next iteration declares a
+    # stall only if no joint moved more than tol since the snapshot.
+    snapshot = np.empty_like(p)
+    check_pose = False
     it = 0
     while it < max_iter:
         px = p[last, 0]
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
+        if check_pose:
+            snapshot[:, :] = p
         # forward reaching: effector onto the goal, then inwards to the root
         p[last, 0] = goal[0]
         p[last, 1] = goal[1]
@@ -153,13 +162,28 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                if not inside_inner_reach and perturbations < 3 and is_collinear_with_target(p, target, scale):
+                    goal = perturbed_goal(p, target, bone_lengths, scale)
+                    perturbations += 1
+                    continue
+                return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
         mx = p[last, 0] - px
         my = p[last, 1] - py
         mz = p[last, 2] - pz
         if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-            if not inside_inner_reach and perturbations < 3 and is_collinear_with_target(p, target, scale):
-                goal = perturbed_goal(p, target, bone_lengths, scale)
-                perturbations += 1
-                continue
-            return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
+            check_pose = True
     return p, it, err, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def max_joint_move(p, q):
+    """The largest distance a joint moved between poses q and p, both (n, 3)."""
+    best = 0.0
+    for i in range(p.shape[0]):
+        r = dist3(p, i, q, i)
+        if r > best:
+            best = r
+    return best

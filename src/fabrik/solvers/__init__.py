@@ -74,14 +74,14 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         target = as_point(target, "target", dim)
         if initial is None:
             initial = model._kernel_rest
-            if root is None:
-                root = model._kernel_root
+            default_root = model._kernel_root
         else:
             initial = as_points(initial, "initial", dim=dim)
             if initial.shape[0] != model.n_joints:
                 raise ValueError(f"initial must have {model.n_joints} joints to match the chain, got {initial.shape[0]}")
             initial = to3d_points(initial)
-        root = initial[0] if root is None else to3d_point(as_point(root, "root", dim))
+            default_root = initial[0]
+        root = default_root if root is None else to3d_point(as_point(root, "root", dim))
         if model.constraints or "target_rotation" in options:
             method = _constrained_name(method)
         fn = CHAIN_METHODS.get(method) or lookup(method, "chain")

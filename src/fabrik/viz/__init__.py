@@ -1,0 +1,1 @@
+"""Plots and pictures (matplotlib, imported lazily so the core imports fast)."""

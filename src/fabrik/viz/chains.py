@@ -1,0 +1,61 @@
+"""Pictures of solved chains with their targets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_chain_solutions(rest: np.ndarray, solutions: Sequence, targets: Sequence[np.ndarray], path: str | Path,
+                         *, title: str = "FABRIK solves") -> Path:
+    """Draw a chain's rest pose and several solved poses with their targets; write a PNG.
+
+    Args:
+        rest: (n, 3) rest pose of the chain.
+        solutions: ``Solution`` records (positions (n, 3)).
+        targets: the (3,) target of each solution.
+        path: where to write the PNG (folders are created).
+    Returns the path written.
+    """
+    plt = _pyplot()
+    fig = plt.figure(figsize=(11, 5.5))
+    colours = plt.get_cmap("tab10")
+    ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+    ax2 = fig.add_subplot(1, 2, 2)
+    for ax, cols in ((ax3, (0, 2, 1)), (ax2, (0, 1))):
+        draw = (lambda p, **kw: ax.plot(*(p[:, c] for c in cols), **kw))
+        draw(rest, color="0.6", ls="--", marker="o", ms=3, label="rest pose")
+        for k, (sol, target) in enumerate(zip(solutions, targets)):
+            c = colours(k % 10)
+            draw(sol.positions, color=c, marker="o", ms=3, lw=2,
+                 label=f"{sol.status}, {sol.iterations} it, err {sol.error:.1e}")
+            t = np.asarray(target)[list(cols)]
+            ax.scatter(*t, color=c, marker="*", s=140, edgecolor="k", zorder=5)
+        ax.scatter(*(rest[0, list(cols)]), color="k", s=50, zorder=6)
+    ax3.set_xlabel("x")
+    ax3.set_ylabel("z")
+    ax3.set_zlabel("y (up)")
+    ax3.set_title("3D view")
+    ax2.set_xlabel("x")
+    ax2.set_ylabel("y")
+    ax2.set_aspect("equal")
+    ax2.set_title("front view (x, y); stars are targets")
+    ax2.legend(fontsize=7, loc="lower left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

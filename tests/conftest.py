@@ -1,0 +1,17 @@
+"""Shared fixtures: the real motion-capture folder (skips cleanly when absent)."""
+
+from pathlib import Path
+
+import pytest
+
+MOCAP_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap"
+
+
+@pytest.fixture(scope="session")
+def mocap_files():
+    """The real CMU BVH files in ../shared/data/mocap, or skip with the reason."""
+    files = sorted(MOCAP_DIR.glob("*.bvh")) if MOCAP_DIR.is_dir() else []
+    if not files:
+        pytest.skip(f"real motion-capture files not found in {MOCAP_DIR} (they live beside the project, "
+                    "in ../shared/data/mocap; a fresh clone alone does not have them)")
+    return files

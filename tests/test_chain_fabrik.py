@@ -1,0 +1,304 @@
+"""Single-chain FABRIK (Algorithm 1): invariants, the cases that break naive code, bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import fabrik
+from fabrik import Chain, solve
+
+SETTINGS = settings(max_examples=80, deadline=None)
+
+
+def lengths_of(positions):
+    return np.linalg.norm(np.diff(positions, axis=0), axis=1)
+
+
+def assert_lengths_kept(chain, positions):
+    np.testing.assert_allclose(lengths_of(positions), chain.bone_lengths, rtol=1e-9, atol=1e-9 * chain.total_length)
+
+
+@st.composite
+def chains(draw, dim=None, allow_zero=False):
+    dim = draw(st.sampled_from([2, 3])) if dim is None else dim
+    n = draw(st.integers(2, 12))
+    steps = draw(arrays(np.float64, (n - 1, dim), elements=st.floats(-3, 3, allow_nan=False)))
+    lengths = np.linalg.norm(steps, axis=1)
+    if not allow_zero:
+        # keep bones away from zero length (zero-length bones have their own test)
+        keep = lengths > 1e-3
+        steps[~keep] = 0.0
+        steps[~keep, 0] = 1.0
+    root = draw(arrays(np.float64, (dim,), elements=st.floats(-5, 5, allow_nan=False)))
+    points = np.vstack([root, root + np.cumsum(steps, axis=0)])
+    return Chain.from_positions(points)
+
+
+def unit(draw, dim):
+    v = draw(arrays(np.float64, (dim,), elements=st.floats(-1, 1, allow_nan=False)))
+    n = np.linalg.norm(v)
+    if n < 1e-3:
+        v = np.zeros(dim)
+        v[0] = 1.0
+        n = 1.0
+    return v / n
+
+
+@st.composite
+def chain_and_reachable_target(draw):
+    chain = draw(chains())
+    direction = unit(draw, chain.dim)
+    lo, hi = chain.inner_reach, chain.total_length
+    # FABRIK converges slowly (thousands of iterations) for targets right at the inner reach of
+    # chains with few bones, an inherent property of the method (docs/conventions.md), so the
+    # property is checked over 20-98% of the reachable range.
+    radius = lo + (hi - lo) * draw(st.floats(0.2, 0.98))
+    return chain, chain.rest_positions[0] + radius * direction
+
+
+@st.composite
+def chain_and_unreachable_target(draw):
+    chain = draw(chains())
+    direction = unit(draw, chain.dim)
+    radius = chain.total_length * draw(st.floats(1.01, 5.0))
+    return chain, chain.rest_positions[0] + radius * direction
+
+
+@SETTINGS
+@given(chain_and_reachable_target())
+def test_reachable_targets_are_reached_keeping_lengths_and_root(case):
+    chain, target = case
+    sol = solve(chain, target, tol=1e-6 * chain.total_length, max_iter=5000)
+    assert sol.status == "reached", sol
+    assert sol.error <= 1e-6 * chain.total_length
+    assert np.linalg.norm(sol.positions[-1] - target) == pytest.approx(sol.error)
+    assert_lengths_kept(chain, sol.positions)
+    np.testing.assert_array_equal(sol.positions[0], chain.rest_positions[0])
+    assert np.isfinite(sol.positions).all()
+
+
+@SETTINGS
+@given(chain_and_unreachable_target())
+def test_unreachable_targets_give_a_straight_chain_pointing_at_the_target(case):
+    chain, target = case
+    sol = solve(chain, target)
+    assert sol.status == "unreachable"
+    assert_lengths_kept(chain, sol.positions)
+    root = chain.rest_positions[0]
+    direction = (target - root) / np.linalg.norm(target - root)
+    expected = root + np.concatenate([[0.0], np.cumsum(chain.bone_lengths)])[:, None] * direction
+    np.testing.assert_allclose(sol.positions, expected, atol=1e-9 * chain.total_length)
+    assert sol.error == pytest.approx(np.linalg.norm(target - root) - chain.total_length)
+
+
+@SETTINGS
+@given(chains(allow_zero=True), st.data())
+def test_never_nan_and_lengths_kept_for_any_target_and_start(chain, data):
+    dim = chain.dim
+    target = data.draw(arrays(np.float64, (dim,), elements=st.floats(-50, 50, allow_nan=False)))
+    root = data.draw(st.one_of(st.none(), arrays(np.float64, (dim,), elements=st.floats(-5, 5, allow_nan=False))))
+    sol = solve(chain, target, root=root, max_iter=200)
+    assert np.isfinite(sol.positions).all() and np.isfinite(sol.error)
+    assert sol.status in fabrik.STATUSES
+    assert_lengths_kept(chain, sol.positions)
+    expected_root = chain.rest_positions[0] if root is None else root
+    np.testing.assert_allclose(sol.positions[0], expected_root, atol=1e-12)
+
+
+@SETTINGS
+@given(chain_and_reachable_target(), st.data())
+def test_moving_root_is_honoured(case, data):
+    chain, target = case
+    shift = data.draw(arrays(np.float64, (chain.dim,), elements=st.floats(-0.5, 0.5, allow_nan=False)))
+    new_root = chain.rest_positions[0] + shift * chain.total_length
+    sol = solve(chain, target, root=new_root, tol=1e-6 * chain.total_length, max_iter=5000)
+    np.testing.assert_allclose(sol.positions[0], new_root, atol=1e-12)
+    assert_lengths_kept(chain, sol.positions)
+    distance = np.linalg.norm(target - new_root)
+    lo, hi = chain.inner_reach, chain.total_length
+    if lo + 0.2 * (hi - lo) < distance < lo + 0.98 * (hi - lo):
+        assert sol.status == "reached"
+    elif distance > hi:
+        assert sol.status == "unreachable"
+
+
+def test_table1_chain_reaches_targets_in_the_papers_range_of_iterations():
+    from fabrik.experiments.table1 import benchmark_chain, make_targets
+
+    chain = benchmark_chain()
+    targets = make_targets(chain, 300, seed=3)["reachable"]
+    sols = [solve(chain, t, tol=1e-3) for t in targets]
+    assert all(s.status == "reached" for s in sols)
+    mean_iterations = np.mean([s.iterations for s in sols])
+    assert 5 < mean_iterations < 30  # the paper reports 15.5 for its chain
+
+
+def test_inputs_are_never_mutated():
+    points = np.array([[0.0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]])
+    chain = Chain.from_positions(points)
+    initial = chain.rest_positions.copy()
+    initial[1:, 0] += 0.1
+    initial_copy = initial.copy()
+    target = np.array([1.0, 1.0, 0.5])
+    target_copy = target.copy()
+    root = np.array([0.1, 0.0, 0.0])
+    solve(chain, target, initial=initial, root=root)
+    np.testing.assert_array_equal(initial, initial_copy)
+    np.testing.assert_array_equal(target, target_copy)
+    np.testing.assert_array_equal(chain.rest_positions, points)
+    np.testing.assert_array_equal(root, [0.1, 0.0, 0.0])
+
+
+def test_warm_start_from_initial_pose():
+    chain = Chain.straight(6, 1.0)
+    first = solve(chain, [2.0, 2.0, 1.0])
+    again = solve(chain, [2.0, 2.0, 1.0], initial=first.positions)
+    assert again.iterations == 0 and again.status == "reached"
+    np.testing.assert_array_equal(again.positions, first.positions)
+    assert again.positions is not first.positions
+
+
+# --- the cases that break naive code (point 4) -------------------------------------------
+
+
+@pytest.mark.parametrize("target_y", [0.0, 150.0, 400.0, 450.0, 899.0, -300.0, -899.0])
+def test_straight_chain_singularity_converges(target_y):
+    """Section 5.4: chain straight, target on its line inside reach."""
+    chain = Chain.straight(10, 100.0)
+    sol = solve(chain, [0.0, target_y, 0.0], tol=1e-3)
+    assert sol.status == "reached", sol
+    assert sol.error <= 1e-3
+    assert_lengths_kept(chain, sol.positions)
+
+
+def test_singularity_in_2d_stays_planar():
+    chain = Chain.straight(5, 1.0, dim=2, axis=0)
+    sol = solve(chain, [2.0, 0.0], tol=1e-6)
+    assert sol.status == "reached" and sol.positions.shape == (5, 2)
+
+
+def test_zero_length_bones_give_no_nan():
+    # real BVH files have joints with zero OFFSET
+    points = np.array([[0.0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 2, 0], [0, 2, 0]])
+    chain = Chain.from_positions(points)
+    for target in ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [5.0, 0.0, 0.0], [0.0, 1.0, 0.0]):
+        sol = solve(chain, target)
+        assert np.isfinite(sol.positions).all()
+        assert_lengths_kept(chain, sol.positions)
+    assert solve(chain, [1.0, 1.0, 0.0]).status == "reached"
+
+
+def test_target_exactly_at_the_root():
+    chain = Chain.straight(5, 1.0)
+    sol = solve(chain, [0.0, 0.0, 0.0], tol=1e-6)
+    assert sol.status == "reached"
+    assert np.linalg.norm(sol.positions[-1]) <= 1e-6
+
+
+def test_target_at_root_of_a_chain_that_cannot_fold_onto_it_is_unreachable():
+    # one long bone and one short: the effector can never come closer than 2 to the root
+    chain = Chain.from_positions([[0.0, 0, 0], [0, 3, 0], [0, 4, 0]])
+    sol = solve(chain, [0.0, 0.0, 0.0], tol=1e-6)
+    assert sol.status == "unreachable"
+    assert sol.error == pytest.approx(2.0, abs=1e-3)
+    assert_lengths_kept(chain, sol.positions)
+
+
+def test_chain_of_two_joints():
+    chain = Chain.from_positions([[0.0, 0.0], [1.0, 0.0]])
+    sol = solve(chain, [0.0, 1.0])
+    assert sol.status == "reached"
+    np.testing.assert_allclose(sol.positions, [[0, 0], [0, 1]], atol=1e-12)
+    sol = solve(chain, [0.0, 0.5])  # inside the circle: the closest a one-bone chain gets
+    assert sol.status == "unreachable"
+    assert sol.error == pytest.approx(0.5)
+    sol = solve(chain, [3.0, 0.0])
+    assert sol.status == "unreachable"
+
+
+def test_2d_chain_returns_2d_positions():
+    chain = Chain.from_positions([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
+    sol = solve(chain, [1.0, 1.5], tol=1e-9)
+    assert sol.positions.shape == (4, 2)
+    assert sol.status == "reached"
+    assert_lengths_kept(chain, sol.positions)
+
+
+def test_iteration_cap_is_reported():
+    chain = Chain.straight(10, 100.0)
+    sol = solve(chain, [300.0, 400.0, 100.0], tol=0.0, max_iter=3)
+    assert sol.iterations == 3 and sol.status == "max_iterations"
+    assert solve(chain, [300.0, 400.0, 100.0], max_iter=0).status == "max_iterations"
+
+
+def test_no_progress_stop():
+    # target beyond the inner reach: the effector settles, then the loop stops by itself
+    chain = Chain.from_positions([[0.0, 0, 0], [0, 3, 0], [0, 4, 0]])
+    sol = solve(chain, [0.5, 0.5, 0.0], tol=1e-3, max_iter=10_000)
+    assert sol.status == "unreachable" and sol.iterations < 100
+
+
+# --- bad input (point 5) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("points, message", [
+    ([[0.0, 0.0, 0.0]], "at least 2"),
+    ([[0.0, 0.0, 0.0, 0.0], [1, 1, 1, 1]], "shape"),
+    ([0.0, 1.0, 2.0], "shape"),
+    ([[0.0, np.nan, 0.0], [1, 1, 1]], "non-finite"),
+    ([[0.0, np.inf], [1, 1]], "non-finite"),
+    ([["a", "b"], ["c", "d"]], "points"),
+])
+def test_bad_chain_points(points, message):
+    with pytest.raises(ValueError, match=message):
+        Chain.from_positions(points)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(target=[np.nan, 0, 0]), "target.*non-finite"),
+    (dict(target=[np.inf, 0, 0]), "target.*non-finite"),
+    (dict(target=[1.0, 0.0]), r"target must have shape \(3,\)"),
+    (dict(target="xyz"), "target"),
+    (dict(target=[1, 0, 0], tol=-1.0), "tol must be finite and >= 0"),
+    (dict(target=[1, 0, 0], tol=np.nan), "tol"),
+    (dict(target=[1, 0, 0], max_iter=-1), "max_iter must be >= 0"),
+    (dict(target=[1, 0, 0], max_iter=2.5), "max_iter must be a whole number"),
+    (dict(target=[1, 0, 0], initial=np.zeros((3, 3))), "initial must have 4 joints"),
+    (dict(target=[1, 0, 0], initial=np.zeros((4, 2))), "initial must be 3D"),
+    (dict(target=[1, 0, 0], initial=[[0, 0, 0], [0, 1, 0], [0, np.nan, 0], [0, 3, 0]]), "initial.*non-finite"),
+    (dict(target=[1, 0, 0], root=[0, 0]), "root"),
+    (dict(target=[1, 0, 0], root=[0, np.nan, 0]), "root.*non-finite"),
+    (dict(target=[1, 0, 0], method="nope"), "unknown method 'nope'"),
+    (dict(), "target is required"),
+])
+def test_bad_solve_arguments(kwargs, message):
+    chain = Chain.straight(4, 1.0)
+    with pytest.raises(ValueError, match=message):
+        solve(chain, **kwargs)
+
+
+def test_bad_model():
+    with pytest.raises(ValueError, match="model must be"):
+        solve(np.zeros((3, 3)), [1, 0, 0])
+
+
+def test_chain_properties_and_immutability():
+    chain = Chain.from_positions([[0.0, 0.0], [3.0, 4.0], [3.0, 5.0]])
+    assert chain.dim == 2 and chain.n_joints == 3 and chain.n_bones == 2
+    np.testing.assert_allclose(chain.bone_lengths, [5.0, 1.0])
+    assert chain.total_length == pytest.approx(6.0)
+    assert chain.inner_reach == pytest.approx(4.0)
+    with pytest.raises(ValueError):
+        chain.rest_positions[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        chain.bone_lengths[0] = 1.0
+    with pytest.raises(AttributeError):
+        chain.bone_lengths = np.ones(2)
+
+
+def test_public_api_imports():
+    for name in fabrik.__all__:
+        assert getattr(fabrik, name) is not None
+    assert "fabrik" in fabrik.methods()
