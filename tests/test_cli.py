@@ -1,0 +1,45 @@
+"""The command line: subcommands run, write what they say, and report bad input clearly."""
+
+import json
+
+import pytest
+
+from fabrik.cli import main
+
+
+def test_bench_chain_writes_table_and_json(tmp_path, capsys):
+    path = tmp_path / "out" / "t1.json"
+    assert main(["bench", "chain", "--targets", "50", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "mean iter" in out and "fabrik" in out
+    data = json.loads(path.read_text())
+    rows = {(r["method"], r["targets"]): r for r in data["results"]}
+    reachable = rows[("fabrik", "reachable")]
+    for key in ("mean_iterations", "median_us", "p90_us", "success_rate", "mean_error"):
+        assert key in reachable
+    assert reachable["success_rate"] == 1.0
+    assert rows[("fabrik", "unreachable")]["mean_iterations"] == 1.0
+
+
+def test_demo_writes_picture(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--targets", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 1" in out
+    png = tmp_path / "chains.png"
+    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unknown_method_is_a_clear_error(capsys):
+    assert main(["bench", "chain", "--methods", "bogus", "--targets", "5"]) == 2
+    assert "unknown method(s) bogus" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "usage" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert "fabrik" in capsys.readouterr().out
