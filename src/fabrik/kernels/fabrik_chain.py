@@ -127,13 +127,14 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     if err <= tol and dist3v(p, 0, root) == 0.0:
         return p, 0, err, REACHED
 
-    goal = target.copy()
+    goal = target  # replaced by a nudged copy for one forward stage at the singularity
     perturbations = 0
     # The no-progress test runs in two steps so that the hot loop pays nothing for it: when the
     # effector looks stalled, a snapshot of the pose is taken, and the next iteration declares a
     # stall only if no joint moved more than tol since the snapshot.
-    snapshot = np.empty_like(p)
+    snapshot = p  # allocated on first use
     check_pose = False
+    tol2 = tol * tol
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -141,6 +142,8 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         pz = p[last, 2]
         prev_err = err
         if check_pose:
+            if snapshot is p:
+                snapshot = np.empty_like(p)
             snapshot[:, :] = p
         # forward reaching: effector onto the goal, then inwards to the root
         p[last, 0] = goal[0]
@@ -155,13 +158,14 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         for i in range(last):
             place_on_line(p, i + 1, i, bone_lengths[i], fallback)
         it += 1
-        if perturbations > 0:
-            goal[0] = target[0]
-            goal[1] = target[1]
-            goal[2] = target[2]
-        err = dist3v(p, last, target)
-        if err <= tol:
-            return p, it, err, REACHED
+        goal = target
+        ex = p[last, 0] - target[0]
+        ey = p[last, 1] - target[1]
+        ez = p[last, 2] - target[2]
+        err2 = ex * ex + ey * ey + ez * ez
+        if err2 <= tol2:
+            return p, it, np.sqrt(err2), REACHED
+        err = np.sqrt(err2)
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
@@ -173,7 +177,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         mx = p[last, 0] - px
         my = p[last, 1] - py
         mz = p[last, 2] - pz
-        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+        if mx * mx + my * my + mz * mz < tol2 and err > (1.0 - PROGRESS_FRACTION) * prev_err:
             check_pose = True
     return p, it, err, MAX_ITERATIONS
 

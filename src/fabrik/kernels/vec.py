@@ -34,7 +34,7 @@ def place_on_line(p, i, j, length, fallback):
     """Move joint i onto the ray from joint j through joint i, at ``length`` from joint j.
 
     The paper's ``p_i = (1 - lambda) p_j + lambda p_i`` with ``lambda = length / |p_i - p_j|``.
-    When the joints coincide the direction is undefined and the unit vector ``fallback`` is
+    When the joints coincide the direction is undefined and the unit (3,) vector ``fallback`` is
     used instead, so zero-length bones and folded chains never produce NaN.
     """
     x = p[i, 0] - p[j, 0]
