@@ -1,0 +1,230 @@
+"""Cyclic coordinate descent (CCD) on a single chain, compiled; plus the rotation helpers that the
+other rotation-based kernels (Jacobian, triangulation) share.
+
+CCD (Wang & Chen 1991; section 5 of Aristidou & Lasenby 2011): one iteration is one sweep over
+the joints from the one before the end effector inwards to the root; at each joint the sub-chain
+beyond it is rotated rigidly about it so that the end effector points at the target. Rotations are
+applied to positions with Rodrigues' formula, so bone lengths stay exact up to rounding.
+
+Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
+3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0 and every rotation used
+for them is about the z axis, so they stay planar.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.fabrik_chain import PROGRESS_FRACTION, is_collinear_with_target
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+#: Angle (radians) of the small bend used to leave a straight chain collinear with its target
+#: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
+BEND_ANGLE = 0.1
+
+
+@njit(cache=True, error_model="numpy")
+def chain_scale(bone_lengths):
+    """(total length, a positive length scale) of a chain."""
+    total = 0.0
+    for i in range(bone_lengths.shape[0]):
+        total += bone_lengths[i]
+    return total, (total if total > 0.0 else 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def unit_or(vx, vy, vz, out, fallback, eps):
+    """Write (vx, vy, vz) normalised into ``out``; the unit ``fallback`` when its norm <= eps."""
+    r = np.sqrt(vx * vx + vy * vy + vz * vz)
+    if r > eps:
+        out[0] = vx / r
+        out[1] = vy / r
+        out[2] = vz / r
+        return True
+    out[0] = fallback[0]
+    out[1] = fallback[1]
+    out[2] = fallback[2]
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def start_pose(initial, bone_lengths, root, target):
+    """The start pose of a rotation-based solver: ``initial``'s bone directions, hung from ``root``
+    with the chain's exact bone lengths (so a moved root translates the chain, and a pose with
+    slightly wrong lengths is made rigid). A bone of zero length in ``initial`` takes the previous
+    bone's direction (the root-to-target direction for the first one).
+    """
+    n = initial.shape[0]
+    total, scale = chain_scale(bone_lengths)
+    p = np.empty((n, 3))
+    for k in range(3):
+        p[0, k] = root[k]
+    prev = np.zeros(3)
+    rt = np.zeros(3)
+    ex = np.zeros(3)
+    ex[0] = 1.0
+    unit_or(target[0] - root[0], target[1] - root[1], target[2] - root[2], rt, ex, TINY * scale)
+    for k in range(3):
+        prev[k] = rt[k]
+    u = np.zeros(3)
+    for i in range(n - 1):
+        unit_or(initial[i + 1, 0] - initial[i, 0], initial[i + 1, 1] - initial[i, 1],
+                initial[i + 1, 2] - initial[i, 2], u, prev, TINY * scale)
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + bone_lengths[i] * u[k]
+            prev[k] = u[k]
+    return p
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def rotate_tail(p, j, first, axis, c, s):
+    """Rotate joints ``first..n-1`` about joint ``j`` by the angle with cosine ``c`` and sine ``s``
+    about the unit ``axis`` (Rodrigues' formula; right-handed)."""
+    n = p.shape[0]
+    ax = axis[0]
+    ay = axis[1]
+    az = axis[2]
+    for m in range(first, n):
+        vx = p[m, 0] - p[j, 0]
+        vy = p[m, 1] - p[j, 1]
+        vz = p[m, 2] - p[j, 2]
+        kd = (ax * vx + ay * vy + az * vz) * (1.0 - c)
+        cx = ay * vz - az * vy
+        cy = az * vx - ax * vz
+        cz = ax * vy - ay * vx
+        p[m, 0] = p[j, 0] + vx * c + cx * s + ax * kd
+        p[m, 1] = p[j, 1] + vy * c + cy * s + ay * kd
+        p[m, 2] = p[j, 2] + vz * c + cz * s + az * kd
+
+
+@njit(cache=True, error_model="numpy")
+def rotate_tail_vec(p, j, first, wx, wy, wz):
+    """Rotate joints ``first..n-1`` about joint ``j`` by the rotation vector (wx, wy, wz)
+    (axis times angle in radians)."""
+    angle = np.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle <= 1e-300:
+        return
+    axis = np.empty(3)
+    axis[0] = wx / angle
+    axis[1] = wy / angle
+    axis[2] = wz / angle
+    rotate_tail(p, j, first, axis, np.cos(angle), np.sin(angle))
+
+
+@njit(cache=True, error_model="numpy")
+def bend(p, target, scale):
+    """Bend a straight chain by ``BEND_ANGLE`` at its middle joint, about an axis perpendicular to
+    the chain (the z axis for a chain in the z = 0 plane), to leave the collinear singularity."""
+    n = p.shape[0]
+    u = np.zeros(3)
+    ex = np.zeros(3)
+    ex[0] = 1.0
+    last = n - 1
+    unit_or(p[last, 0] - p[0, 0], p[last, 1] - p[0, 1], p[last, 2] - p[0, 2], u, ex, TINY * scale)
+    side = any_perpendicular(u)
+    axis = np.empty(3)
+    axis[0] = u[1] * side[2] - u[2] * side[1]
+    axis[1] = u[2] * side[0] - u[0] * side[2]
+    axis[2] = u[0] * side[1] - u[1] * side[0]
+    # Bend at the joint nearest the middle of the chain (by length) that has something beyond it.
+    j = (n - 1) // 2
+    rotate_tail(p, j, j + 1, axis, np.cos(BEND_ANGLE), np.sin(BEND_ANGLE))
+
+
+@njit(cache=True, error_model="numpy")
+def ccd_sweep(p, target, scale):
+    """One CCD iteration in place: joints n-2 .. 0, each turning the effector towards the target."""
+    n = p.shape[0]
+    last = n - 1
+    axis = np.empty(3)
+    eps = TINY * scale
+    for j in range(last - 1, -1, -1):
+        ax_ = p[last, 0] - p[j, 0]
+        ay_ = p[last, 1] - p[j, 1]
+        az_ = p[last, 2] - p[j, 2]
+        bx = target[0] - p[j, 0]
+        by = target[1] - p[j, 1]
+        bz = target[2] - p[j, 2]
+        na = np.sqrt(ax_ * ax_ + ay_ * ay_ + az_ * az_)
+        nb = np.sqrt(bx * bx + by * by + bz * bz)
+        if na <= eps or nb <= eps:
+            continue  # effector or target on the joint: no direction to turn to
+        cx = ay_ * bz - az_ * by
+        cy = az_ * bx - ax_ * bz
+        cz = ax_ * by - ay_ * bx
+        nc = np.sqrt(cx * cx + cy * cy + cz * cz)
+        c = (ax_ * bx + ay_ * by + az_ * bz) / (na * nb)
+        s = nc / (na * nb)
+        if nc > 1e-15 * na * nb:
+            axis[0] = cx / nc
+            axis[1] = cy / nc
+            axis[2] = cz / nc
+        elif c < 0.0:
+            # pointing exactly away: half a turn about an axis perpendicular to the effector
+            # direction (about z for planar chains: u x perpendicular(u) = +-z)
+            u = np.empty(3)
+            u[0] = ax_ / na
+            u[1] = ay_ / na
+            u[2] = az_ / na
+            w = any_perpendicular(u)
+            axis[0] = u[1] * w[2] - u[2] * w[1]
+            axis[1] = u[2] * w[0] - u[0] * w[2]
+            axis[2] = u[0] * w[1] - u[1] * w[0]
+            c = -1.0
+            s = 0.0
+        else:
+            continue  # already pointing at the target
+        if c > 1.0:
+            c = 1.0
+        elif c < -1.0:
+            c = -1.0
+        rotate_tail(p, j, j + 1, axis, c, s)
+
+
+@njit(cache=True, error_model="numpy")
+def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
+    """Solve one chain by CCD. Returns (positions, iterations, error, status_code).
+
+    initial: (n, 3) start pose (never mutated; its bone directions are kept, hung from ``root``
+    with the exact ``bone_lengths``); bone_lengths: (n-1,); target, root: (3,); tol >= 0 in
+    model units; max_iter >= 0 sweeps.
+    """
+    p = start_pose(initial, bone_lengths, root, target)
+    n = p.shape[0]
+    last = n - 1
+    total, scale = chain_scale(bone_lengths)
+    dist = dist3v(p, 0, target)
+    unreachable = dist > total
+    longest = 0.0
+    for i in range(bone_lengths.shape[0]):
+        if bone_lengths[i] > longest:
+            longest = bone_lengths[i]
+    inside_inner_reach = dist < 2.0 * longest - total - tol
+    err = dist3v(p, last, target)
+    if err <= tol:
+        return p, 0, err, REACHED
+    bends = 0
+    it = 0
+    while it < max_iter:
+        px = p[last, 0]
+        py = p[last, 1]
+        pz = p[last, 2]
+        prev_err = err
+        ccd_sweep(p, target, scale)
+        it += 1
+        err = dist3v(p, last, target)
+        if err <= tol:
+            return p, it, err, REACHED
+        mx = p[last, 0] - px
+        my = p[last, 1] - py
+        mz = p[last, 2] - pz
+        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+            if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
+                    and is_collinear_with_target(p, target, scale)):
+                bend(p, target, scale)
+                bends += 1
+                err = dist3v(p, last, target)
+                continue
+            return p, it, err, (UNREACHABLE if (unreachable or inside_inner_reach) else STALLED)
+    return p, it, err, MAX_ITERATIONS

@@ -1,0 +1,116 @@
+"""Follow-the-leader (FTL, Brown, Latombe & Montgomery 2004) on a single chain, compiled.
+
+FTL was made for ropes: the grabbed node (here the end effector) is moved to the target and each
+following node is pulled along the line towards its new leader, at its rest distance (the same
+step as FABRIK's forward stage). A rope fixed at its other end (the root) is handled by running
+FTL from each constrained end and averaging: one iteration computes, from the current pose ``p``,
+
+- ``q``: FTL from the target inwards (``q[n-1] = target``, ``q[i]`` on the line from ``q[i+1]``
+  through ``p[i]`` at the rest length of bone ``i``), and
+- ``r``: FTL from the root outwards (``r[0] = root``, ``r[i+1]`` on the line from ``r[i]`` through
+  ``p[i+1]`` at the rest length),
+
+and the new pose is ``p[0] = root``, ``p[n-1] = target`` and ``p[i] = (q[i] + r[i]) / 2`` for the
+interior joints. The averaging is what changes the bone lengths (section 5.1 of the FABRIK
+paper): the result is not rigid, and an unreachable target is reached by stretching the chain.
+The loop stops when no joint moved more than ``tol`` in an iteration.
+
+Arrays are (n, 3); every step is an affine combination of points, so 2D chains stay planar.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.ccd import chain_scale, start_pose
+from fabrik.kernels.vec import TINY, dist3, dist3v, place_on_line
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+
+@njit(cache=True, error_model="numpy")
+def length_drift(p, bone_lengths):
+    """max over bones of |length - rest| / rest (bones of zero rest length: / mean bone length)."""
+    total, scale = chain_scale(bone_lengths)
+    nb = bone_lengths.shape[0]
+    mean = scale / nb if nb > 0 else 1.0
+    worst = 0.0
+    for i in range(nb):
+        rest = bone_lengths[i]
+        d = abs(dist3(p, i + 1, p, i) - rest) / (rest if rest > 0.0 else mean)
+        if d > worst:
+            worst = d
+    return worst
+
+
+@njit(cache=True, error_model="numpy")
+def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
+    """Solve one chain by FTL with averaging. Returns (positions, iterations, error, status, drift).
+
+    initial: (n, 3) start pose (never mutated); bone_lengths (n-1,); target, root (3,);
+    tol >= 0 (model units; the settle threshold on joint movement); max_iter >= 0.
+    ``error`` is the effector-to-target distance (0 once an iteration has run: the effector is
+    pinned to the target); ``drift`` is ``length_drift`` of the returned pose.
+    """
+    p = start_pose(initial, bone_lengths, root, target)
+    n = p.shape[0]
+    last = n - 1
+    total, scale = chain_scale(bone_lengths)
+    dist = dist3v(p, 0, target)
+    longest = 0.0
+    for i in range(bone_lengths.shape[0]):
+        if bone_lengths[i] > longest:
+            longest = bone_lengths[i]
+    out_of_reach = dist > total or dist < 2.0 * longest - total - tol
+    err = dist3v(p, last, target)
+    if err <= tol:
+        return p, 0, err, REACHED, length_drift(p, bone_lengths)
+    fallback = np.empty(3)
+    for k in range(3):
+        fallback[k] = root[k] - target[k]
+    if dist > TINY * scale:
+        for k in range(3):
+            fallback[k] /= dist
+    else:
+        fallback[0] = 1.0
+        fallback[1] = 0.0
+        fallback[2] = 0.0
+    q = np.empty((n, 3))
+    r = np.empty((n, 3))
+    it = 0
+    while it < max_iter:
+        for i in range(n):
+            for k in range(3):
+                q[i, k] = p[i, k]
+                r[i, k] = p[i, k]
+        for k in range(3):
+            q[last, k] = target[k]
+            r[0, k] = root[k]
+        for i in range(last - 1, -1, -1):
+            place_on_line(q, i, i + 1, bone_lengths[i], fallback)
+        for i in range(last):
+            place_on_line(r, i + 1, i, bone_lengths[i], fallback)
+        moved2 = 0.0
+        for i in range(n):
+            if i == 0:
+                nx, ny, nz = root[0], root[1], root[2]
+            elif i == last:
+                nx, ny, nz = target[0], target[1], target[2]
+            else:
+                nx = 0.5 * (q[i, 0] + r[i, 0])
+                ny = 0.5 * (q[i, 1] + r[i, 1])
+                nz = 0.5 * (q[i, 2] + r[i, 2])
+            dx = nx - p[i, 0]
+            dy = ny - p[i, 1]
+            dz = nz - p[i, 2]
+            m2 = dx * dx + dy * dy + dz * dz
+            if m2 > moved2:
+                moved2 = m2
+            p[i, 0] = nx
+            p[i, 1] = ny
+            p[i, 2] = nz
+        it += 1
+        err = dist3v(p, last, target)
+        if moved2 < tol * tol:
+            code = REACHED if (err <= tol and not out_of_reach) else UNREACHABLE
+            return p, it, err, code, length_drift(p, bone_lengths)
+    return p, it, err, MAX_ITERATIONS, length_drift(p, bone_lengths)

@@ -1,0 +1,259 @@
+"""Jacobian-based IK on a single chain, compiled: transpose, damped least squares (DLS), DLS
+through the SVD, and selectively damped least squares (SDLS, Buss & Kim 2005).
+
+Model: every joint but the effector is a 3-DoF ball joint whose degrees of freedom are rotations
+about the world x, y and z axes through the joint. The Jacobian of the effector position ``e``
+is the 3 x 3(n-1) matrix whose column for joint ``j`` and axis ``w`` is ``w x (e - p_j)`` (in model
+units per radian). A step ``dtheta`` is applied joint by joint, from the one before the effector
+inwards, as a rigid rotation of the sub-chain beyond the joint by the rotation vector
+``dtheta[3j:3j+3]`` (Rodrigues), so bone lengths stay exact. For a chain and target in the
+z = 0 plane (2D chains) the x and y columns are zeroed: only rotations about z remain and the
+chain stays planar.
+
+Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
+3 max_iterations.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.ccd import bend, chain_scale, rotate_tail_vec, start_pose
+from fabrik.kernels.fabrik_chain import PROGRESS_FRACTION, is_collinear_with_target
+from fabrik.kernels.vec import dist3v
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
+
+
+@njit(cache=True, error_model="numpy")
+def is_planar(p, target):
+    """True when every joint and the target have z exactly 0 (a 2D chain embedded in 3D)."""
+    if target[2] != 0.0:
+        return False
+    for i in range(p.shape[0]):
+        if p[i, 2] != 0.0:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def fill_jacobian(p, planar, jac):
+    """Write the 3 x 3(n-1) effector-position Jacobian of pose ``p`` (n, 3) into ``jac``.
+
+    Column 3j+a is ``axis_a x (p[n-1] - p[j])`` for the world axes a = x, y, z; for ``planar``
+    poses the x and y columns are zero.
+    """
+    n = p.shape[0]
+    last = n - 1
+    for j in range(n - 1):
+        dx = p[last, 0] - p[j, 0]
+        dy = p[last, 1] - p[j, 1]
+        dz = p[last, 2] - p[j, 2]
+        c = 3 * j
+        if planar:
+            for r in range(3):
+                jac[r, c] = 0.0
+                jac[r, c + 1] = 0.0
+        else:
+            # x axis: (1,0,0) x d = (0, -dz, dy); y axis: (0,1,0) x d = (dz, 0, -dx)
+            jac[0, c] = 0.0
+            jac[1, c] = -dz
+            jac[2, c] = dy
+            jac[0, c + 1] = dz
+            jac[1, c + 1] = 0.0
+            jac[2, c + 1] = -dx
+        # z axis: (0,0,1) x d = (-dy, dx, 0)
+        jac[0, c + 2] = -dy
+        jac[1, c + 2] = dx
+        jac[2, c + 2] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def max_abs(v):
+    m = 0.0
+    for i in range(v.shape[0]):
+        a = abs(v[i])
+        if a > m:
+            m = a
+    return m
+
+
+@njit(cache=True, error_model="numpy")
+def clamp_max_abs(v, limit):
+    """Scale ``v`` in place so that its largest absolute entry is at most ``limit``."""
+    m = max_abs(v)
+    if m > limit:
+        f = limit / m
+        for i in range(v.shape[0]):
+            v[i] *= f
+
+
+@njit(cache=True, error_model="numpy")
+def solve_sym3(a, b):
+    """Solve the 3x3 symmetric positive definite system a x = b (Cholesky); zeros if singular."""
+    x = np.zeros(3)
+    l00 = a[0, 0]
+    if l00 <= 0.0:
+        return x
+    l00 = np.sqrt(l00)
+    l10 = a[1, 0] / l00
+    l20 = a[2, 0] / l00
+    d1 = a[1, 1] - l10 * l10
+    if d1 <= 0.0:
+        return x
+    l11 = np.sqrt(d1)
+    l21 = (a[2, 1] - l20 * l10) / l11
+    d2 = a[2, 2] - l20 * l20 - l21 * l21
+    if d2 <= 0.0:
+        return x
+    l22 = np.sqrt(d2)
+    y0 = b[0] / l00
+    y1 = (b[1] - l10 * y0) / l11
+    y2 = (b[2] - l20 * y0 - l21 * y1) / l22
+    x[2] = y2 / l22
+    x[1] = (y1 - l21 * x[2]) / l11
+    x[0] = (y0 - l10 * x[1] - l20 * x[2]) / l00
+    return x
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
+    """The joint-angle step (radians) for effector error ``err`` (3,), written into ``dtheta``.
+
+    mode 0 transpose: ``alpha J^T e`` with ``alpha`` > 0 fixed or, for ``alpha`` <= 0, the
+    Buss-Kim adaptive ``<e, J J^T e> / |J J^T e|^2``; mode 1 DLS: ``J^T (J J^T + damping^2 I)^-1 e``;
+    mode 2 SVD-DLS: ``sum_i s_i / (s_i^2 + damping^2) (u_i . e) v_i``; mode 3 SDLS (Buss & Kim
+    2005) with ``gamma_max = max_angle_step``. Modes 0-2 then scale the step so no joint angle
+    changes by more than ``max_angle_step``.
+    """
+    m = jac.shape[1]
+    if mode == TRANSPOSE:
+        for c in range(m):
+            dtheta[c] = jac[0, c] * err[0] + jac[1, c] * err[1] + jac[2, c] * err[2]
+        if alpha > 0.0:
+            a = alpha
+        else:
+            jjte = jac @ dtheta
+            num = err[0] * jjte[0] + err[1] * jjte[1] + err[2] * jjte[2]
+            den = jjte[0] * jjte[0] + jjte[1] * jjte[1] + jjte[2] * jjte[2]
+            a = num / den if den > 0.0 else 0.0
+        for c in range(m):
+            dtheta[c] *= a
+        clamp_max_abs(dtheta, max_angle_step)
+    elif mode == DLS:
+        a = jac @ jac.T
+        lam2 = damping * damping
+        for r in range(3):
+            a[r, r] += lam2
+        f = solve_sym3(a, err)
+        for c in range(m):
+            dtheta[c] = jac[0, c] * f[0] + jac[1, c] * f[1] + jac[2, c] * f[2]
+        clamp_max_abs(dtheta, max_angle_step)
+    else:
+        u, s, vt = np.linalg.svd(jac, full_matrices=False)
+        for c in range(m):
+            dtheta[c] = 0.0
+        if mode == SVD_DLS:
+            lam2 = damping * damping
+            for i in range(s.shape[0]):
+                denom = s[i] * s[i] + lam2
+                if denom <= 0.0:
+                    continue
+                coef = s[i] / denom * (u[0, i] * err[0] + u[1, i] * err[1] + u[2, i] * err[2])
+                for c in range(m):
+                    dtheta[c] += coef * vt[i, c]
+            clamp_max_abs(dtheta, max_angle_step)
+        else:
+            gamma_max = max_angle_step
+            col_norm = np.empty(m)
+            for c in range(m):
+                col_norm[c] = np.sqrt(jac[0, c] ** 2 + jac[1, c] ** 2 + jac[2, c] ** 2)
+            phi = np.empty(m)
+            smax = s[0] if s.shape[0] > 0 else 0.0
+            for i in range(s.shape[0]):
+                if s[i] <= 1e-12 * smax or s[i] <= 1e-300:
+                    continue
+                inv = 1.0 / s[i]
+                alpha_i = u[0, i] * err[0] + u[1, i] * err[1] + u[2, i] * err[2]
+                # N_i: norm of u_i per effector (one effector: 1). M_i: size of the effector
+                # response to a unit move along v_i, per unit of singular value.
+                big_m = 0.0
+                for c in range(m):
+                    big_m += abs(vt[i, c]) * col_norm[c]
+                big_m *= inv
+                gamma = gamma_max
+                if big_m > 1.0:
+                    gamma = gamma_max / big_m
+                for c in range(m):
+                    phi[c] = inv * alpha_i * vt[i, c]
+                clamp_max_abs(phi, gamma)
+                for c in range(m):
+                    dtheta[c] += phi[c]
+            clamp_max_abs(dtheta, gamma_max)
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, damping,
+                   max_error_step, max_angle_step, alpha):
+    """Solve one chain with a Jacobian method. Returns (positions, iterations, error, status).
+
+    initial: (n, 3) start pose (never mutated); bone_lengths (n-1,); target, root (3,);
+    tol >= 0 in model units; max_iter >= 0; mode 0..3 (see ``jacobian_step``); damping (model
+    units) for DLS and SVD-DLS; max_error_step: the error vector fed to the step is clamped to
+    this length (model units; ``inf`` for no clamp); max_angle_step: radians (gamma_max for
+    SDLS); alpha: fixed transpose gain (<= 0 for adaptive).
+    """
+    p = start_pose(initial, bone_lengths, root, target)
+    n = p.shape[0]
+    last = n - 1
+    total, scale = chain_scale(bone_lengths)
+    dist = dist3v(p, 0, target)
+    unreachable = dist > total
+    longest = 0.0
+    for i in range(bone_lengths.shape[0]):
+        if bone_lengths[i] > longest:
+            longest = bone_lengths[i]
+    inside_inner_reach = dist < 2.0 * longest - total - tol
+    planar = is_planar(p, target)
+    err = dist3v(p, last, target)
+    if err <= tol:
+        return p, 0, err, REACHED
+    jac = np.zeros((3, 3 * (n - 1)))
+    dtheta = np.zeros(3 * (n - 1))
+    e = np.zeros(3)
+    bends = 0
+    it = 0
+    while it < max_iter:
+        px = p[last, 0]
+        py = p[last, 1]
+        pz = p[last, 2]
+        prev_err = err
+        for k in range(3):
+            e[k] = target[k] - p[last, k]
+        if err > max_error_step:
+            f = max_error_step / err
+            for k in range(3):
+                e[k] *= f
+        fill_jacobian(p, planar, jac)
+        jacobian_step(jac, e, mode, damping, max_angle_step, alpha, dtheta)
+        for j in range(last - 1, -1, -1):
+            rotate_tail_vec(p, j, j + 1, dtheta[3 * j], dtheta[3 * j + 1], dtheta[3 * j + 2])
+        if planar:
+            for i in range(n):
+                p[i, 2] = 0.0
+        it += 1
+        err = dist3v(p, last, target)
+        if err <= tol:
+            return p, it, err, REACHED
+        mx = p[last, 0] - px
+        my = p[last, 1] - py
+        mz = p[last, 2] - pz
+        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+            if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
+                    and is_collinear_with_target(p, target, scale)):
+                bend(p, target, scale)
+                bends += 1
+                err = dist3v(p, last, target)
+                continue
+            return p, it, err, (UNREACHABLE if (unreachable or inside_inner_reach) else STALLED)
+    return p, it, err, MAX_ITERATIONS

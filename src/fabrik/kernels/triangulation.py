@@ -1,0 +1,109 @@
+"""Triangulation IK (Muller-Cajar & Mukundan 2007) on a single chain, compiled.
+
+One pass from the root outwards. At joint ``i`` let ``a`` be the length of bone ``i``, ``c`` the
+distance from the joint to the target and ``[r, R]`` the range of distances the rest of the chain
+(bones ``i+1 ..``) can span (``R`` their total length, ``r = max(0, 2 * longest - R)``). The bone
+is turned, in the plane of its current direction and the target direction, so that the next joint
+lands at distance ``c'`` from the target, where by the cosine rule
+``cos(delta) = (a^2 + c^2 - c'^2) / (2 a c)`` is the angle between the bone and the target
+direction. The original method's choice is ``c' = R`` (the rest of the chain then lies straight,
+which is why Triangulation leaves the joints near the effector in a line); when the bone cannot
+get that far (``R > c + a``, target too close) it points straight away (``c' = c + a``), and when it
+cannot get that close (``R < |c - a|``) straight at the target (``c' = |c - a|``). By induction
+``c'`` stays within ``[r, R]`` whenever the target is reachable, so every reachable target is
+reached in one pass; an unreachable one leaves the chain straight, pointing at it.
+
+Arrays are (n, 3); 2D chains (z = 0) stay planar: every new direction is a combination of the
+target direction and the current bone direction (or an in-plane perpendicular).
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.ccd import chain_scale, start_pose, unit_or
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+
+@njit(cache=True, error_model="numpy")
+def triangulation_chain(initial, bone_lengths, target, root, tol):
+    """Solve one chain by Triangulation. Returns (positions, iterations, error, status_code).
+
+    initial: (n, 3) start pose (never mutated; its directions, hung from ``root`` with the exact
+    bone lengths, are the "current" bone directions); bone_lengths (n-1,); target, root (3,).
+    Iterations is 1 (0 when the start pose is already within ``tol``).
+    """
+    p = start_pose(initial, bone_lengths, root, target)
+    n = p.shape[0]
+    nb = n - 1
+    last = n - 1
+    total, scale = chain_scale(bone_lengths)
+    eps = TINY * scale
+    dist = dist3v(p, 0, target)
+    err = dist3v(p, last, target)
+    if err <= tol:
+        return p, 0, err, REACHED
+    # suffix sums and maxima of the bone lengths: reach of bones i .. n-2
+    outer = np.zeros(nb + 1)
+    longest = np.zeros(nb + 1)
+    for i in range(nb - 1, -1, -1):
+        outer[i] = outer[i + 1] + bone_lengths[i]
+        longest[i] = max(longest[i + 1], bone_lengths[i])
+    old_next = np.empty(3)
+    u = np.empty(3)
+    cur = np.empty(3)
+    w = np.empty(3)
+    for i in range(nb):
+        a = bone_lengths[i]
+        for k in range(3):
+            old_next[k] = p[i + 1, k]
+        if a <= 0.0:
+            for k in range(3):
+                p[i + 1, k] = p[i, k]
+            continue
+        c = dist3v(p, i, target)
+        # current direction of the bone: from the (moved) joint i to where joint i+1 was
+        unit_or(old_next[0] - p[i, 0], old_next[1] - p[i, 1], old_next[2] - p[i, 2], cur, cur, -1.0)
+        if not (cur[0] * cur[0] + cur[1] * cur[1] + cur[2] * cur[2] > 0.5):
+            unit_or(target[0] - p[i, 0], target[1] - p[i, 1], target[2] - p[i, 2], cur, cur, -1.0)
+            if not (cur[0] * cur[0] + cur[1] * cur[1] + cur[2] * cur[2] > 0.5):
+                cur[0] = 1.0
+                cur[1] = 0.0
+                cur[2] = 0.0
+        if c <= eps:
+            # on the target: every direction gives c' = a; keep the current one
+            for k in range(3):
+                p[i + 1, k] = p[i, k] + a * cur[k]
+            continue
+        for k in range(3):
+            u[k] = (target[k] - p[i, k]) / c
+        big_r = outer[i + 1]
+        lo = abs(c - a)
+        hi = c + a
+        if big_r > hi:
+            c_next = hi
+        elif big_r < lo:
+            c_next = lo
+        else:
+            c_next = big_r
+        cos_d = (a * a + c * c - c_next * c_next) / (2.0 * a * c)
+        if cos_d > 1.0:
+            cos_d = 1.0
+        elif cos_d < -1.0:
+            cos_d = -1.0
+        sin_d = np.sqrt(max(0.0, 1.0 - cos_d * cos_d))
+        along = cur[0] * u[0] + cur[1] * u[1] + cur[2] * u[2]
+        if not unit_or(cur[0] - along * u[0], cur[1] - along * u[1], cur[2] - along * u[2], w, w, 1e-9):
+            side = any_perpendicular(u)
+            for k in range(3):
+                w[k] = side[k]
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + a * (cos_d * u[k] + sin_d * w[k])
+    err = dist3v(p, last, target)
+    if err <= tol:
+        return p, 1, err, REACHED
+    inner = 2.0 * longest[0] - total
+    if dist > total or dist < inner - tol:
+        return p, 1, err, UNREACHABLE
+    return p, 1, err, STALLED
