@@ -1,0 +1,510 @@
+"""Read and write Biovision Hierarchy (BVH) motion capture files.
+
+``load_bvh(path) -> (Skeleton, Motion)`` and ``save_bvh(path, skeleton, motion)``.
+
+What is read:
+
+* The HIERARCHY: one ``ROOT``, nested ``JOINT`` blocks and ``End Site`` blocks, each with an
+  ``OFFSET`` and (joints) a ``CHANNELS`` line. Joints are numbered depth first in file order,
+  so the root is joint 0 and parents come before children. Every ``End Site`` becomes a joint
+  of the skeleton named ``f"{parent}_End"`` (``_End2``, ``_End3``... when that name is taken);
+  ``motion.layout.end_sites`` records which joints they are, so saving writes them back as
+  ``End Site`` blocks.
+* Channels: any subset of ``Xposition Yposition Zposition Xrotation Yrotation Zrotation`` in any
+  order, on any joint (6- or 3-channel roots, position channels on inner joints). Rotation
+  channels are Euler angles in degrees, applied in the listed order as intrinsic rotations:
+  ``CHANNELS 3 Zrotation Yrotation Xrotation`` means ``R = Rz(z) @ Ry(y) @ Rx(x)`` acting on
+  column vectors, i.e. ``scipy.spatial.transform.Rotation.from_euler("ZYX", [z, y, x],
+  degrees=True)``. Position channels replace the corresponding component of the joint's OFFSET
+  (the usual reading; for the root they give its world position).
+* A joint's world transform is ``parent_world @ translate(offset) @ rotate(channels)``.
+* MOTION: ``Frames: N``, ``Frame Time: T`` and N lines of numbers, one value per channel.
+
+Anything else raises ``BVHError`` (a ``ValueError``) naming the line number and the problem:
+truncated files, missing or extra braces, unknown channel names, wrong channel counts, frame
+lines with the wrong number of values, non-numbers, a frame count that does not match.
+
+What is written: the skeleton's hierarchy with its offsets, the motion's ``layout`` channels
+(the input's layout for a loaded motion, else ``ChannelLayout.default``: root ``Xposition
+Yposition Zposition Zrotation Yrotation Xrotation``, other joints ``Zrotation Yrotation
+Xrotation``, leaves as End Sites), and angles with 9 decimals, so that reading the file back
+gives the same joint positions to far better than 1e-6 of the skeleton's height.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from fabrik.model.motion import CHANNEL_NAMES, ChannelLayout, Motion
+from fabrik.model.skeleton import Skeleton
+
+
+class BVHError(ValueError):
+    """A malformed BVH file; the message names the file, the line number and the problem."""
+
+    def __init__(self, message: str, line: int | None = None, path: str | None = None):
+        self.line = line
+        self.path = path
+        where = f"{path}: " if path else ""
+        where += f"line {line}: " if line is not None else ""
+        super().__init__(f"{where}{message}")
+
+
+_FRAMES_RE = re.compile(r"^\s*Frames\s*:\s*(\S+)\s*$", re.IGNORECASE)
+_FRAME_TIME_RE = re.compile(r"^\s*Frame\s+Time\s*:\s*(\S+)\s*$", re.IGNORECASE)
+
+
+def _number(token: str, line: int, what: str, path) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise BVHError(f"{what}: expected a number, got {token!r}", line, path) from None
+    if not math.isfinite(value):
+        raise BVHError(f"{what}: expected a finite number, got {token!r}", line, path)
+    return value
+
+
+class _Tokens:
+    """Whitespace tokens of the HIERARCHY part, each with its 1-based line number."""
+
+    def __init__(self, lines: list[str], start: int, stop: int, path):
+        self.items: list[tuple[str, int]] = []
+        for ln in range(start, stop):
+            for tok in lines[ln].split():
+                # split braces glued to words ("Hips{" or "}}") into their own tokens
+                for part in re.split(r"([{}])", tok):
+                    if part:
+                        self.items.append((part, ln + 1))
+        self.pos = 0
+        self.path = path
+        self.last_line = stop
+
+    def peek(self) -> tuple[str, int] | None:
+        return self.items[self.pos] if self.pos < len(self.items) else None
+
+    def next(self, expecting: str) -> tuple[str, int]:
+        if self.pos >= len(self.items):
+            raise BVHError(f"unexpected end of the HIERARCHY section, expecting {expecting}", self.last_line,
+                           self.path)
+        item = self.items[self.pos]
+        self.pos += 1
+        return item
+
+    def expect(self, word: str) -> int:
+        tok, ln = self.next(repr(word))
+        if tok != word:
+            raise BVHError(f"expected {word!r}, got {tok!r}", ln, self.path)
+        return ln
+
+    def rest_of_line(self, line: int, expecting: str) -> str:
+        """The tokens left on ``line`` (up to a '{'), joined by spaces: a joint name."""
+        parts = []
+        while self.pos < len(self.items) and self.items[self.pos][1] == line and self.items[self.pos][0] != "{":
+            parts.append(self.items[self.pos][0])
+            self.pos += 1
+        if not parts:
+            raise BVHError(f"missing {expecting}", line, self.path)
+        return " ".join(parts)
+
+
+def _parse_hierarchy(tokens: _Tokens):
+    names: list[str] = []
+    parents: list[int] = []
+    offsets: list[tuple[float, float, float]] = []
+    channels: list[tuple[str, ...]] = []
+    end_sites: set[int] = set()
+    lines: list[int] = []
+    path = tokens.path
+
+    tok, ln = tokens.next("'ROOT'")
+    if tok != "ROOT":
+        raise BVHError(f"expected 'ROOT' after HIERARCHY, got {tok!r}", ln, path)
+
+    def block(parent: int, kind: str, line: int):
+        """Parse '{ ... }' for a joint (kind 'joint') or an end site (kind 'end')."""
+        index = len(names)
+        if kind == "end":
+            base = f"{names[parent]}_End"
+            name, k = base, 2
+            while name in names:
+                name, k = f"{base}{k}", k + 1
+        else:
+            name = tokens.rest_of_line(line, "joint name after ROOT/JOINT")
+            if name in names:
+                raise BVHError(f"joint name {name!r} is used twice (first at line {lines[names.index(name)]})",
+                               line, path)
+        names.append(name)
+        parents.append(parent)
+        offsets.append(None)
+        channels.append(())
+        lines.append(line)
+        if kind == "end":
+            end_sites.add(index)
+        tok, ln = tokens.next(f"'{{' opening {name!r}")
+        if tok != "{":
+            raise BVHError(f"expected '{{' after {'End Site' if kind == 'end' else name!r}, got {tok!r}", ln, path)
+        open_line = ln
+        seen_channels = False
+        while True:
+            item = tokens.peek()
+            if item is None:
+                raise BVHError(f"missing '}}' closing {name!r} (opened at line {open_line}): the file ends first",
+                               tokens.last_line, path)
+            tok, ln = tokens.next("a block entry")
+            if tok == "}":
+                break
+            if tok == "OFFSET":
+                if offsets[index] is not None:
+                    raise BVHError(f"second OFFSET for {name!r}", ln, path)
+                vals = []
+                for c in range(3):
+                    t, l2 = tokens.next(f"OFFSET value {c + 1} of 3")
+                    if l2 != ln:
+                        raise BVHError(f"OFFSET of {name!r} needs 3 numbers on its line, got {c}", ln, path)
+                    vals.append(_number(t, ln, f"OFFSET value {c + 1} of {name!r}", path))
+                offsets[index] = tuple(vals)
+            elif tok == "CHANNELS":
+                if kind == "end":
+                    raise BVHError("an End Site cannot have CHANNELS", ln, path)
+                if seen_channels:
+                    raise BVHError(f"second CHANNELS line for {name!r}", ln, path)
+                seen_channels = True
+                t, _ = tokens.next("the channel count")
+                try:
+                    count = int(t)
+                except ValueError:
+                    raise BVHError(f"CHANNELS of {name!r}: expected a channel count, got {t!r}", ln, path) from None
+                if not 0 <= count <= 6:
+                    raise BVHError(f"CHANNELS of {name!r}: count must be 0..6, got {count}", ln, path)
+                chans = []
+                for c in range(count):
+                    t, l2 = tokens.next(f"channel name {c + 1} of {count}")
+                    if t not in CHANNEL_NAMES:
+                        if t in ("JOINT", "End", "}", "OFFSET", "CHANNELS", "{") or l2 != ln:
+                            raise BVHError(f"CHANNELS of {name!r} declares {count} channels but lists {c}", ln, path)
+                        raise BVHError(f"unknown channel name {t!r} (known: {', '.join(CHANNEL_NAMES)})", l2, path)
+                    if t in chans:
+                        raise BVHError(f"channel {t!r} listed twice for {name!r}", l2, path)
+                    chans.append(t)
+                nxt = tokens.peek()
+                if nxt is not None and nxt[1] == ln and nxt[0] in CHANNEL_NAMES:
+                    raise BVHError(f"CHANNELS of {name!r} declares {count} channels but lists more", ln, path)
+                channels[index] = tuple(chans)
+            elif tok == "JOINT":
+                if kind == "end":
+                    raise BVHError("an End Site cannot have child joints", ln, path)
+                block(index, "joint", ln)
+            elif tok == "End":
+                if kind == "end":
+                    raise BVHError("an End Site cannot contain another End Site", ln, path)
+                t, l2 = tokens.next("'Site'")
+                if t != "Site":
+                    raise BVHError(f"expected 'End Site', got 'End {t}'", l2, path)
+                block(index, "end", ln)
+            elif tok == "ROOT":
+                raise BVHError("a second ROOT inside a joint (missing '}'?)", ln, path)
+            elif tok == "MOTION":
+                raise BVHError(f"missing '}}' closing {name!r} (opened at line {open_line}) before MOTION", ln, path)
+            else:
+                raise BVHError(f"unexpected {tok!r} in {name!r} (expected OFFSET, CHANNELS, JOINT, End Site or '}}')",
+                               ln, path)
+        if offsets[index] is None:
+            raise BVHError(f"{name!r} has no OFFSET", line, path)
+
+    block(-1, "joint", ln)
+    extra = tokens.peek()
+    if extra is not None:
+        if extra[0] == "ROOT":
+            raise BVHError("files with more than one ROOT are not supported", extra[1], path)
+        raise BVHError(f"unexpected {extra[0]!r} after the root's closing '}}' (an extra '}}'?)", extra[1], path)
+    if len(names) < 2:
+        raise BVHError("the hierarchy needs at least 2 joints (a root and a child or End Site)", lines[0], path)
+    return names, parents, offsets, channels, end_sites
+
+
+def _euler_to_quat(layout: ChannelLayout, values: np.ndarray, joint: int, col: int) -> np.ndarray | None:
+    chans = layout.channels[joint]
+    rot = [(k, c[0]) for k, c in enumerate(chans) if c.endswith("rotation")]
+    if not rot:
+        return None
+    seq = "".join(axis for _, axis in rot)
+    angles = values[:, [col + k for k, _ in rot]]
+    return Rotation.from_euler(seq, angles, degrees=True).as_quat()
+
+
+def _channel_columns(layout: ChannelLayout) -> list[int]:
+    cols, c = [], 0
+    for chans in layout.channels:
+        cols.append(c)
+        c += len(chans)
+    return cols
+
+
+def load_bvh(path) -> tuple[Skeleton, Motion]:
+    """Read a BVH file.
+
+    Args:
+        path: file path (str or Path).
+
+    Returns:
+        ``(skeleton, motion)``: the skeleton has one joint per ROOT/JOINT/End Site (End Sites named
+        ``f"{parent}_End"``), offsets in the file's units; the motion has the per-frame local
+        rotations, the root's world positions, ``frame_time`` from the file, translations of
+        non-root joints with position channels, and the file's ``ChannelLayout``.
+
+    Raises:
+        BVHError: malformed file (message names the line and the problem).
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return _parse(text, str(path))
+
+
+def loads_bvh(text: str) -> tuple[Skeleton, Motion]:
+    """Parse BVH text (as ``load_bvh``, for a string)."""
+    return _parse(text, None)
+
+
+def _parse(text: str, path) -> tuple[Skeleton, Motion]:
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.strip()), None)
+    if first is None:
+        raise BVHError("empty file", 1, path)
+    if lines[first].split()[0] != "HIERARCHY":
+        raise BVHError(f"expected 'HIERARCHY' at the start, got {lines[first].split()[0]!r}", first + 1, path)
+    if len(lines[first].split()) > 1:
+        raise BVHError("unexpected text after 'HIERARCHY'", first + 1, path)
+    motion_line = next((i for i in range(first + 1, len(lines)) if lines[i].strip() == "MOTION"), None)
+    hier_stop = motion_line if motion_line is not None else len(lines)
+    tokens = _Tokens(lines, first + 1, hier_stop, path)
+    names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
+    if motion_line is None:
+        raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
+    layout = ChannelLayout(tuple(channels), frozenset(end_sites))
+    skeleton = Skeleton.from_parents(names, parents, np.array(offsets, dtype=np.float64))
+
+    # MOTION header
+    i = motion_line + 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines):
+        raise BVHError("missing 'Frames:' line after MOTION (truncated file?)", len(lines), path)
+    m = _FRAMES_RE.match(lines[i])
+    if not m:
+        raise BVHError(f"expected 'Frames: <count>', got {lines[i].strip()!r}", i + 1, path)
+    try:
+        n_frames = int(m.group(1))
+    except ValueError:
+        raise BVHError(f"Frames: expected a whole number, got {m.group(1)!r}", i + 1, path) from None
+    if n_frames < 1:
+        raise BVHError(f"Frames must be at least 1, got {n_frames}", i + 1, path)
+    i += 1
+    if i >= len(lines):
+        raise BVHError("missing 'Frame Time:' line (truncated file?)", len(lines), path)
+    m = _FRAME_TIME_RE.match(lines[i])
+    if not m:
+        raise BVHError(f"expected 'Frame Time: <seconds>', got {lines[i].strip()!r}", i + 1, path)
+    frame_time = _number(m.group(1), i + 1, "Frame Time", path)
+    if frame_time <= 0:
+        raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
+    i += 1
+
+    # frame lines
+    n_chan = layout.n_channels
+    values = np.empty((n_frames, n_chan))
+    f = 0
+    for ln in range(i, len(lines)):
+        parts = lines[ln].split()
+        if not parts:
+            continue
+        if f >= n_frames:
+            raise BVHError(f"more frame lines than 'Frames: {n_frames}' declares", ln + 1, path)
+        if len(parts) != n_chan:
+            raise BVHError(f"frame {f + 1} has {len(parts)} values, the hierarchy declares {n_chan} channels",
+                           ln + 1, path)
+        try:
+            row = np.array(parts, dtype=np.float64)
+        except ValueError:
+            bad = next((k, t) for k, t in enumerate(parts) if not _is_float(t))
+            raise BVHError(f"frame {f + 1}, value {bad[0] + 1}: expected a number, got {bad[1]!r}", ln + 1,
+                           path) from None
+        if not np.isfinite(row).all():
+            k = int(np.flatnonzero(~np.isfinite(row))[0])
+            raise BVHError(f"frame {f + 1}, value {k + 1}: expected a finite number, got {parts[k]!r}", ln + 1, path)
+        values[f] = row
+        f += 1
+    if f < n_frames:
+        raise BVHError(f"'Frames: {n_frames}' declared but only {f} frame lines found (truncated file?)",
+                       len(lines), path)
+
+    return skeleton, _motion_from_values(skeleton, layout, values, frame_time)
+
+
+def _is_float(token: str) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
+
+
+def _motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: np.ndarray, frame_time: float) -> Motion:
+    F = values.shape[0]
+    n = skeleton.n_joints
+    quats = np.zeros((F, n, 4))
+    quats[..., 3] = 1.0
+    cols = _channel_columns(layout)
+    translations = {}
+    root = np.repeat(skeleton.offsets[:1], F, axis=0)
+    for j, chans in enumerate(layout.channels):
+        q = _euler_to_quat(layout, values, j, cols[j])
+        if q is not None:
+            quats[:, j] = q
+        pos = [(k, "XYZ".index(c[0])) for k, c in enumerate(chans) if c.endswith("position")]
+        if pos:
+            t = np.repeat(skeleton.offsets[j:j + 1], F, axis=0)
+            for k, axis in pos:
+                t[:, axis] = values[:, cols[j] + k]
+            if j == 0:
+                root = t
+            else:
+                translations[j] = t
+    return Motion(quats, root, frame_time, translations, layout)
+
+
+def _fmt(x: float, decimals: int) -> str:
+    s = f"{x:.{decimals}f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    if s in ("-0", ""):
+        s = "0"
+    return s
+
+
+def motion_channel_values(skeleton: Skeleton, motion: Motion, layout: ChannelLayout) -> np.ndarray:
+    """(F, layout.n_channels) channel values (angles in degrees) of ``motion`` in ``layout``."""
+    F = motion.n_frames
+    values = np.zeros((F, layout.n_channels))
+    cols = _channel_columns(layout)
+    trans = motion.local_translations(skeleton)
+    for j, chans in enumerate(layout.channels):
+        rot = [(k, c[0]) for k, c in enumerate(chans) if c.endswith("rotation")]
+        if rot:
+            seq = "".join(a for _, a in rot)
+            r = Rotation.from_quat(motion.rotations[:, j])
+            if len(rot) == 3:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # gimbal lock: angles still exact
+                    angles = r.as_euler(seq, degrees=True)
+            else:
+                angles = _partial_euler(r, seq, skeleton.names[j])
+            for m, (k, _) in enumerate(rot):
+                values[:, cols[j] + k] = angles[:, m]
+        for k, c in enumerate(chans):
+            if c.endswith("position"):
+                values[:, cols[j] + k] = trans[:, j, "XYZ".index(c[0])]
+    return values
+
+
+def _partial_euler(r: Rotation, seq: str, name: str) -> np.ndarray:
+    """Angles for a layout with fewer than 3 rotation channels (only exact for such rotations)."""
+    axes = {"X": 0, "Y": 1, "Z": 2}
+    if len(seq) == 1:
+        rv = r.as_rotvec()
+        return rv[:, [axes[seq]]] * (180.0 / np.pi)
+    third = next(a for a in "XYZ" if a not in seq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ang = r.as_euler(seq + third, degrees=True)
+    return ang[:, :2]
+
+
+def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout | None = None,
+             decimals: int = 9) -> None:
+    """Write ``motion`` on ``skeleton`` as a BVH file.
+
+    Args:
+        path: output file.
+        skeleton: the hierarchy and offsets written to the file.
+        motion: the frames; its ``layout`` is used unless ``layout`` is given, else
+            ``ChannelLayout.default(skeleton)`` (ZYX Euler angles; root XYZ position; leaves
+            written as End Sites, whose names then read back as ``f"{parent}_End"``).
+        layout: channel layout to write instead of the motion's.
+        decimals: decimals written for offsets, positions and angles (degrees).
+
+    A joint whose layout lists fewer than 3 rotation channels (or whose position channels do not
+    cover its translation) can only carry motions of that form; ValueError if the motion does
+    not fit, as the file would not reproduce it. End Sites and joints without rotation channels
+    must keep the identity rotation unless they are leaves (a leaf's rotation moves nothing).
+    """
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"skeleton must be a fabrik.Skeleton, got {type(skeleton).__name__}")
+    if not isinstance(motion, Motion):
+        raise ValueError(f"motion must be a fabrik Motion, got {type(motion).__name__}")
+    if motion.n_joints != skeleton.n_joints:
+        raise ValueError(f"motion has {motion.n_joints} joints but the skeleton has {skeleton.n_joints}")
+    layout = layout or motion.layout or ChannelLayout.default(skeleton)
+    layout.check_for(skeleton)
+    values = motion_channel_values(skeleton, motion, layout)
+    _check_representable(skeleton, motion, layout, values)
+
+    children = [[] for _ in range(skeleton.n_joints)]
+    for i in range(1, skeleton.n_joints):
+        children[int(skeleton.parents[i])].append(i)
+    out: list[str] = ["HIERARCHY"]
+
+    def write(j: int, depth: int):
+        ind = "\t" * depth
+        off = " ".join(_fmt(v, decimals) for v in skeleton.offsets[j])
+        if j in layout.end_sites:
+            out.extend([f"{ind}End Site", f"{ind}{{", f"{ind}\tOFFSET {off}", f"{ind}}}"])
+            return
+        out.append(f"{ind}{'ROOT' if j == 0 else 'JOINT'} {skeleton.names[j]}")
+        out.append(f"{ind}{{")
+        out.append(f"{ind}\tOFFSET {off}")
+        chans = layout.channels[j]
+        out.append(f"{ind}\tCHANNELS {len(chans)}" + "".join(f" {c}" for c in chans))
+        for c in children[j]:
+            write(c, depth + 1)
+        out.append(f"{ind}}}")
+
+    write(0, 0)
+    out.append("MOTION")
+    out.append(f"Frames: {motion.n_frames}")
+    out.append(f"Frame Time: {motion.frame_time:.9g}")
+    for row in values:
+        out.append(" ".join(_fmt(v, decimals) for v in row))
+    Path(path).write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def _check_representable(skeleton: Skeleton, motion: Motion, layout: ChannelLayout, values: np.ndarray) -> None:
+    """ValueError when the layout cannot carry the motion (the file would not reproduce it)."""
+    back = _motion_from_values(skeleton, layout, values, motion.frame_time)
+    leaves = set(skeleton.leaves)
+    tol = 1e-9
+    for j in range(skeleton.n_joints):
+        if j in leaves and j != 0:
+            continue
+        d = np.abs(np.sum(back.rotations[:, j] * motion.rotations[:, j], axis=1))
+        if (d < 1 - tol).any():
+            f = int(np.argmax(d < 1 - tol))
+            raise ValueError(f"the channels {layout.channels[j]} of joint {skeleton.names[j]!r} cannot express its "
+                             f"rotation at frame {f}; use 3 rotation channels")
+    t0 = back.local_translations(skeleton)
+    t1 = motion.local_translations(skeleton)
+    scale = max(skeleton.height(), 1e-300)
+    bad = np.abs(t0 - t1).max(axis=(0, 2)) > 1e-9 * scale
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"joint {skeleton.names[j]!r} moves away from its offset but has no position channels "
+                         f"in the layout {layout.channels[j]}")
+
+
+__all__ = ["BVHError", "load_bvh", "loads_bvh", "save_bvh", "motion_channel_values"]
