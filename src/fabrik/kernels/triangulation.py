@@ -27,6 +27,19 @@ REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 
 
 @njit(cache=True, error_model="numpy")
+def triangle_area(x, y, z):
+    """Area of the triangle with sides x, y, z (Kahan's stable Heron formula; 0 if degenerate)."""
+    if x < y:
+        x, y = y, x
+    if y < z:
+        y, z = z, y
+    if x < y:
+        x, y = y, x
+    f = (x + (y + z)) * (z - (x - y)) * (z + (x - y)) * (x + (y - z))
+    return 0.25 * np.sqrt(f) if f > 0.0 else 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def triangulation_chain(initial, bone_lengths, target, root, tol):
     """Solve one chain by Triangulation. Returns (positions, iterations, error, status_code).
 
@@ -87,12 +100,16 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
             c_next = lo
         else:
             c_next = big_r
-        cos_d = (a * a + c * c - c_next * c_next) / (2.0 * a * c)
-        if cos_d > 1.0:
+        # cosine rule, written to stay accurate for nearly flat triangles: the cosine from
+        # a^2 + (c - c')(c + c'), the sine from the triangle's area (Kahan's form of Heron's rule)
+        cos_d = (a * a + (c - c_next) * (c + c_next)) / (2.0 * a * c)
+        sin_d = 2.0 * triangle_area(a, c, c_next) / (a * c)
+        norm = np.sqrt(cos_d * cos_d + sin_d * sin_d)
+        if norm > 0.0:
+            cos_d /= norm
+            sin_d /= norm
+        else:
             cos_d = 1.0
-        elif cos_d < -1.0:
-            cos_d = -1.0
-        sin_d = np.sqrt(max(0.0, 1.0 - cos_d * cos_d))
         along = cur[0] * u[0] + cur[1] * u[1] + cur[2] * u[2]
         if not unit_or(cur[0] - along * u[0], cur[1] - along * u[1], cur[2] - along * u[2], w, w, 1e-9):
             side = any_perpendicular(u)
