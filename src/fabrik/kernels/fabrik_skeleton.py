@@ -1,0 +1,285 @@
+"""FABRIK on a tree of joints with several end effectors (sections 4.1 and 4.2), compiled.
+
+The tree arrives flattened (see ``fabrik.solvers.skeleton_fabrik.skeleton_arrays``): joints in
+topological order (``parents[i] < i``, joint 0 the root with parent -1), ``lengths[i]`` the bone
+from ``parents[i]`` to joint ``i`` (0 for the root, 0 allowed elsewhere), ``rest_dirs[i]`` a unit
+vector along that bone at rest (used only where two joints coincide and a direction is
+undefined), ``reach[i]`` the summed bone lengths from the root to joint ``i``.
+
+One iteration (the whole loop runs inside ``fabrik_skeleton``):
+
+* Joints are *active* when they are targeted or have a targeted joint below them; the others
+  form *untargeted subtrees* (e.g. fingers beyond a targeted wrist).
+* Forward stage, joints visited from the last to the first (children before parents): a targeted
+  joint is pinned on its target (this is how targets on inner joints work, section 4.2: the
+  joint acts as an end effector for everything above it, and proposals from below are
+  ignored); any other active joint is placed at the *centroid* of the positions proposed by its
+  active children (a single child gives plain FABRIK; several make it a sub-base, section 4.1).
+  Each active joint then proposes a position for its parent: on the line from the joint through
+  the parent's previous position, at the bone's length.
+* Backward stage, joints visited from the root outwards: the root is put back on ``root``; every
+  active joint is placed on the line from its (new) parent towards its forward-stage position,
+  at the bone's length; a joint of an untargeted subtree keeps its bone *vector* (world
+  direction and length), i.e. untargeted subtrees are carried along rigidly by translation.
+
+Bone lengths are therefore exact after every iteration (zero-length bones included), and no
+division is made by a distance below ``TINY * scale``. Status codes follow
+``fabrik.solvers.result.STATUSES``; negative codes report bad input (see ``BAD_INDEX``).
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.fabrik_chain import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
+                                         max_joint_move)
+from fabrik.kernels.vec import TINY
+
+#: Returned as the status when a target index is out of range or appears twice.
+BAD_INDEX = -1
+#: Returned when ``root`` was given explicitly and the root joint has a different target.
+BAD_ROOT = -2
+
+
+@njit(cache=True, error_model="numpy")
+def mark_targets(parents, target_idx):
+    """Map joints to target slots and find the active joints.
+
+    Returns (slot, active, ok): ``slot[j]`` is the row of joint j's target or -1; ``active[j]`` is
+    True when j or a joint below it is targeted (the root always is); ``ok`` is False when an
+    index is out of range or repeated.
+    """
+    n = parents.shape[0]
+    slot = np.full(n, -1, dtype=np.int64)
+    active = np.zeros(n, dtype=np.bool_)
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        if j < 0 or j >= n or slot[j] >= 0:
+            return slot, active, False
+        slot[j] = t
+    for i in range(n - 1, 0, -1):
+        if slot[i] >= 0:
+            active[i] = True
+        if active[i]:
+            active[parents[i]] = True
+    active[0] = True
+    return slot, active, True
+
+
+@njit(cache=True, error_model="numpy")
+def resolve_root(root, root_from_target, slot, targets, scale):
+    """The fixed root position: the root joint's own target when it has one (and ``root`` was not
+    given explicitly). Returns (root3, ok); ok is False when an explicit ``root`` conflicts with
+    the root joint's target."""
+    r = root.copy()
+    if slot[0] >= 0:
+        s = slot[0]
+        if root_from_target:
+            for c in range(3):
+                r[c] = targets[s, c]
+        else:
+            d = 0.0
+            for c in range(3):
+                d += (targets[s, c] - root[c]) ** 2
+            if np.sqrt(d) > 1e-12 * scale:
+                return r, False
+    return r, True
+
+
+@njit(cache=True, error_model="numpy")
+def effector_errors(p, target_idx, targets, errors):
+    """Fill ``errors[t] = |p[target_idx[t]] - targets[t]|``; return the largest (0 for none)."""
+    worst = 0.0
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        x = p[j, 0] - targets[t, 0]
+        y = p[j, 1] - targets[t, 1]
+        z = p[j, 2] - targets[t, 2]
+        e = np.sqrt(x * x + y * y + z * z)
+        errors[t] = e
+        if e > worst:
+            worst = e
+    return worst
+
+
+@njit(cache=True, error_model="numpy")
+def lengths_hold(p, parents, lengths, scale):
+    """True when every bone of the pose ``p`` has its skeleton length (to 1e-9 of ``scale``)."""
+    for i in range(1, parents.shape[0]):
+        q = parents[i]
+        x = p[i, 0] - p[q, 0]
+        y = p[i, 1] - p[q, 1]
+        z = p[i, 2] - p[q, 2]
+        if abs(np.sqrt(x * x + y * y + z * z) - lengths[i]) > 1e-9 * scale:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def any_unreachable(target_idx, targets, root, reach):
+    """True when some target lies farther from the root than the bone lengths along its path."""
+    for t in range(target_idx.shape[0]):
+        d = 0.0
+        for c in range(3):
+            d += (targets[t, c] - root[c]) ** 2
+        if np.sqrt(d) > reach[target_idx[t]] * (1.0 + 1e-12) + 1e-300:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def effectors_stalled(p, before, target_idx, tol, err, prev_err):
+    """The first half of the no-progress test: no effector moved by ``tol`` since ``before``
+    (k, 3) and the largest error fell by less than ``PROGRESS_FRACTION`` of itself."""
+    moved = 0.0
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        x = p[j, 0] - before[t, 0]
+        y = p[j, 1] - before[t, 1]
+        z = p[j, 2] - before[t, 2]
+        m = x * x + y * y + z * z
+        if m > moved:
+            moved = m
+    return moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
+                    tol, max_iter):
+    """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
+
+    parents (n,) int64, lengths (n,), rest_dirs (n, 3), reach (n,): the flattened tree (module
+    docstring). target_idx (k,) int64 distinct joint indices; targets (k, 3) their goals.
+    initial (n, 3) the start pose (copied, never written). root (3,) the fixed root position;
+    when ``root_from_target`` is True and the root joint is targeted, its target is used
+    instead. tol >= 0 and max_iter >= 0 as in the chain kernel.
+
+    Stops with ``REACHED`` when every effector is within ``tol`` of its target; with
+    ``UNREACHABLE``/``STALLED`` on no progress, as the chain kernel: no effector moved by ``tol``
+    in an iteration, the largest error fell by less than ``PROGRESS_FRACTION`` of itself, and in
+    the next iteration no joint at all moves by ``tol`` (``UNREACHABLE`` when some target is
+    beyond the reach of its path from the root); with ``MAX_ITERATIONS`` at the cap. A negative
+    status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
+    """
+    n = parents.shape[0]
+    k = target_idx.shape[0]
+    p = initial.copy()
+    errors = np.zeros(k)
+    total = 0.0
+    for i in range(n):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
+    eps = TINY * scale
+
+    slot, active, ok = mark_targets(parents, target_idx)
+    if not ok:
+        return p, 0, errors, BAD_INDEX
+    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
+    if not ok:
+        return p, 0, errors, BAD_ROOT
+    unreachable = any_unreachable(target_idx, targets, root3, reach)
+
+    err = effector_errors(p, target_idx, targets, errors)
+    if (err <= tol and p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
+            and lengths_hold(p, parents, lengths, scale)):
+        return p, 0, errors, REACHED
+
+    # Bone vectors of untargeted subtrees: their initial direction at the skeleton's length.
+    carried = np.zeros((n, 3))
+    for i in range(1, n):
+        if not active[i]:
+            q = parents[i]
+            x = initial[i, 0] - initial[q, 0]
+            y = initial[i, 1] - initial[q, 1]
+            z = initial[i, 2] - initial[q, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            if r > eps:
+                s = lengths[i] / r
+                carried[i, 0] = s * x
+                carried[i, 1] = s * y
+                carried[i, 2] = s * z
+            else:
+                for c in range(3):
+                    carried[i, c] = lengths[i] * rest_dirs[i, c]
+
+    proposal_sum = np.zeros((n, 3))
+    proposal_count = np.zeros(n, dtype=np.int64)
+    before = np.empty((k, 3))
+    snapshot = np.empty((n, 3))
+    check_pose = False
+    it = 0
+    while it < max_iter:
+        for t in range(k):
+            for c in range(3):
+                before[t, c] = p[target_idx[t], c]
+        prev_err = err
+        if check_pose:
+            snapshot[:, :] = p
+        # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
+        for i in range(n):
+            proposal_count[i] = 0
+            proposal_sum[i, 0] = 0.0
+            proposal_sum[i, 1] = 0.0
+            proposal_sum[i, 2] = 0.0
+        for i in range(n - 1, 0, -1):
+            if not active[i]:
+                continue
+            s = slot[i]
+            if s >= 0:
+                p[i, 0] = targets[s, 0]
+                p[i, 1] = targets[s, 1]
+                p[i, 2] = targets[s, 2]
+            elif proposal_count[i] > 0:
+                w = 1.0 / proposal_count[i]
+                p[i, 0] = proposal_sum[i, 0] * w
+                p[i, 1] = proposal_sum[i, 1] * w
+                p[i, 2] = proposal_sum[i, 2] * w
+            q = parents[i]
+            x = p[q, 0] - p[i, 0]
+            y = p[q, 1] - p[i, 1]
+            z = p[q, 2] - p[i, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            if r > eps:
+                lam = lengths[i] / r
+                proposal_sum[q, 0] += p[i, 0] + lam * x
+                proposal_sum[q, 1] += p[i, 1] + lam * y
+                proposal_sum[q, 2] += p[i, 2] + lam * z
+            else:
+                proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
+                proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
+                proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
+            proposal_count[q] += 1
+        # backward stage: root back on its base, then outwards along every branch
+        p[0, 0] = root3[0]
+        p[0, 1] = root3[1]
+        p[0, 2] = root3[2]
+        for i in range(1, n):
+            q = parents[i]
+            if active[i]:
+                x = p[i, 0] - p[q, 0]
+                y = p[i, 1] - p[q, 1]
+                z = p[i, 2] - p[q, 2]
+                r = np.sqrt(x * x + y * y + z * z)
+                if r > eps:
+                    lam = lengths[i] / r
+                    p[i, 0] = p[q, 0] + lam * x
+                    p[i, 1] = p[q, 1] + lam * y
+                    p[i, 2] = p[q, 2] + lam * z
+                else:
+                    p[i, 0] = p[q, 0] + lengths[i] * rest_dirs[i, 0]
+                    p[i, 1] = p[q, 1] + lengths[i] * rest_dirs[i, 1]
+                    p[i, 2] = p[q, 2] + lengths[i] * rest_dirs[i, 2]
+            else:
+                p[i, 0] = p[q, 0] + carried[i, 0]
+                p[i, 1] = p[q, 1] + carried[i, 1]
+                p[i, 2] = p[q, 2] + carried[i, 2]
+        it += 1
+        err = effector_errors(p, target_idx, targets, errors)
+        if err <= tol:
+            return p, it, errors, REACHED
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
+        if effectors_stalled(p, before, target_idx, tol, err, prev_err):
+            check_pose = True
+    return p, it, errors, MAX_ITERATIONS

@@ -1,0 +1,412 @@
+"""Comparison methods for skeletons with several end effectors: CCD and Jacobian methods, compiled.
+
+The flattened tree is the one described in ``fabrik.kernels.fabrik_skeleton`` (plus the
+depth-first ``order`` / ``subtree_end`` / ``position`` arrays, see
+``fabrik.solvers.skeleton_fabrik.SkeletonArrays``). Both methods move joints only by rotating
+parts of the tree about a joint, so bone lengths stay as they are; every pose is in addition
+rebuilt once at the start and once at the end with each bone rescaled to its exact length, which
+removes rounding drift (zero-length bones stay zero).
+
+Every joint is a ball joint (3 degrees of freedom); the root's position is fixed at ``root`` (the
+whole pose is translated there first) but it may rotate. Status codes and the stopping rules are
+those of ``fabrik_skeleton``.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.fabrik_chain import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
+                                         max_joint_move)
+from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable, effector_errors, mark_targets,
+                                            resolve_root)
+from fabrik.kernels.vec import TINY, any_perpendicular
+
+#: ``method`` codes of ``jacobian_skeleton``.
+TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
+
+
+@njit(cache=True, error_model="numpy")
+def rebuild_lengths(p, parents, lengths, rest_dirs, eps):
+    """Rescale every bone of ``p`` (in place, root outwards) to its exact length, keeping its
+    direction (the rest direction where the bone has collapsed to a point)."""
+    src = p.copy()
+    for i in range(1, parents.shape[0]):
+        q = parents[i]
+        x = src[i, 0] - src[q, 0]
+        y = src[i, 1] - src[q, 1]
+        z = src[i, 2] - src[q, 2]
+        r = np.sqrt(x * x + y * y + z * z)
+        if r > eps:
+            lam = lengths[i] / r
+            p[i, 0] = p[q, 0] + lam * x
+            p[i, 1] = p[q, 1] + lam * y
+            p[i, 2] = p[q, 2] + lam * z
+        else:
+            for c in range(3):
+                p[i, c] = p[q, c] + lengths[i] * rest_dirs[i, c]
+
+
+@njit(cache=True, error_model="numpy")
+def start_pose(initial, root3, parents, lengths, rest_dirs, eps):
+    """``initial`` translated so that the root sits on ``root3``, bones at their exact lengths."""
+    p = initial.copy()
+    n = p.shape[0]
+    for c in range(3):
+        shift = root3[c] - initial[0, c]
+        for i in range(n):
+            p[i, c] += shift
+    rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+    return p
+
+
+@njit(cache=True, error_model="numpy")
+def rotation_between(a, b):
+    """The 3x3 rotation by the smallest angle taking the direction of ``a`` onto that of ``b``
+    (both non-zero); about any perpendicular axis when they point in opposite directions."""
+    na = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+    ax = (a[1] * b[2] - a[2] * b[1]) / (na * nb)
+    ay = (a[2] * b[0] - a[0] * b[2]) / (na * nb)
+    az = (a[0] * b[1] - a[1] * b[0]) / (na * nb)
+    cos = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (na * nb)
+    sin = np.sqrt(ax * ax + ay * ay + az * az)
+    u = np.empty(3)
+    if sin > 1e-12:
+        u[0] = ax / sin
+        u[1] = ay / sin
+        u[2] = az / sin
+    elif cos < 0.0:
+        ua = np.empty(3)
+        for c in range(3):
+            ua[c] = a[c] / na
+        u = any_perpendicular(ua)
+        sin = 0.0
+        cos = -1.0
+    else:
+        return np.eye(3)
+    return axis_angle_matrix(u, cos, sin)
+
+
+@njit(cache=True, error_model="numpy")
+def axis_angle_matrix(u, cos, sin):
+    """Rodrigues' rotation matrix about the unit axis ``u`` by the angle with this cos and sin."""
+    t = 1.0 - cos
+    m = np.empty((3, 3))
+    m[0, 0] = cos + t * u[0] * u[0]
+    m[0, 1] = t * u[0] * u[1] - sin * u[2]
+    m[0, 2] = t * u[0] * u[2] + sin * u[1]
+    m[1, 0] = t * u[1] * u[0] + sin * u[2]
+    m[1, 1] = cos + t * u[1] * u[1]
+    m[1, 2] = t * u[1] * u[2] - sin * u[0]
+    m[2, 0] = t * u[2] * u[0] - sin * u[1]
+    m[2, 1] = t * u[2] * u[1] + sin * u[0]
+    m[2, 2] = cos + t * u[2] * u[2]
+    return m
+
+
+@njit(cache=True, error_model="numpy")
+def rotation_vector_matrix(w0, w1, w2):
+    """The rotation matrix of the rotation vector (w0, w1, w2) (axis times angle, radians)."""
+    angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if angle < 1e-300:
+        return np.eye(3)
+    u = np.empty(3)
+    u[0] = w0 / angle
+    u[1] = w1 / angle
+    u[2] = w2 / angle
+    return axis_angle_matrix(u, np.cos(angle), np.sin(angle))
+
+
+@njit(cache=True, error_model="numpy")
+def _moved_and_errors(p, before, target_idx, targets, errors):
+    err = effector_errors(p, target_idx, targets, errors)
+    moved = 0.0
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        m = 0.0
+        for c in range(3):
+            m += (p[j, c] - before[t, c]) ** 2
+        if m > moved:
+            moved = m
+    return err, np.sqrt(moved)
+
+
+@njit(cache=True, error_model="numpy")
+def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, position, target_idx, targets, initial,
+                 root, root_from_target, tol, max_iter):
+    """CCD for several end effectors, effector by effector as games do.
+
+    One iteration visits the effectors in the order of ``target_idx``; for each one not yet within
+    ``tol`` it makes one CCD sweep: for every joint on the path from the effector's parent up to
+    the root, or up to the nearest targeted (pinned) ancestor, inclusive, it rotates the whole
+    subtree below that joint about it so that the effector points at its target. A sweep for one
+    effector moves others that hang below the same joints, as in game engines.
+
+    Arguments as ``fabrik_skeleton`` plus the depth-first arrays. Returns (positions, iterations,
+    errors (k,), status).
+    """
+    n = parents.shape[0]
+    k = target_idx.shape[0]
+    errors = np.zeros(k)
+    total = 0.0
+    for i in range(n):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
+    eps = TINY * scale
+    slot, active, ok = mark_targets(parents, target_idx)
+    if not ok:
+        return initial.copy(), 0, errors, BAD_INDEX
+    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
+    if not ok:
+        return initial.copy(), 0, errors, BAD_ROOT
+    unreachable = any_unreachable(target_idx, targets, root3, reach)
+    p = start_pose(initial, root3, parents, lengths, rest_dirs, eps)
+    err = effector_errors(p, target_idx, targets, errors)
+    if err <= tol:
+        return p, 0, errors, REACHED
+    a = np.empty(3)
+    b = np.empty(3)
+    before = np.empty((k, 3))
+    snapshot = np.empty((n, 3))
+    check_pose = False
+    it = 0
+    while it < max_iter:
+        for t in range(k):
+            for c in range(3):
+                before[t, c] = p[target_idx[t], c]
+        prev_err = err
+        if check_pose:
+            snapshot[:, :] = p
+        for t in range(k):
+            e = target_idx[t]
+            if e == 0:
+                continue
+            j = parents[e]
+            while j >= 0:
+                d2 = 0.0
+                for c in range(3):
+                    d2 += (p[e, c] - targets[t, c]) ** 2
+                if d2 <= tol * tol:
+                    break
+                for c in range(3):
+                    a[c] = p[e, c] - p[j, c]
+                    b[c] = targets[t, c] - p[j, c]
+                na = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+                nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+                if na > eps and nb > eps:
+                    rot = rotation_between(a, b)
+                    for m in range(position[j] + 1, subtree_end[j]):
+                        i = order[m]
+                        x = p[i, 0] - p[j, 0]
+                        y = p[i, 1] - p[j, 1]
+                        z = p[i, 2] - p[j, 2]
+                        p[i, 0] = p[j, 0] + rot[0, 0] * x + rot[0, 1] * y + rot[0, 2] * z
+                        p[i, 1] = p[j, 1] + rot[1, 0] * x + rot[1, 1] * y + rot[1, 2] * z
+                        p[i, 2] = p[j, 2] + rot[2, 0] * x + rot[2, 1] * y + rot[2, 2] * z
+                if slot[j] >= 0:
+                    break
+                j = parents[j]
+        it += 1
+        err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
+        if err <= tol:
+            break
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+                err = effector_errors(p, target_idx, targets, errors)
+                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
+        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+            check_pose = True
+    rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+    err = effector_errors(p, target_idx, targets, errors)
+    return p, it, errors, (REACHED if err <= tol else MAX_ITERATIONS)
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
+                      tol, max_iter, method, damping, max_angle_step, max_error_step, alpha):
+    """Jacobian IK for several end effectors stacked into one system (Buss & Kim 2005).
+
+    Rows: 3 per effector (its position); columns: 3 per joint that has a targeted joint below it
+    (a ball joint: rotation about the world x, y, z axes through the joint), the root included.
+    Entry block (effector e, joint j) is d p_e / d w_j = w_j x (p_e - p_j), zero unless j is an
+    ancestor of e. Each iteration:
+
+    * the error vector stacks ``target - effector`` per effector, each clamped to length
+      ``max_error_step`` (Buss & Kim's target clamping);
+    * ``method`` TRANSPOSE: ``dw = alpha J^T e`` with ``alpha`` > 0 fixed or, for ``alpha`` <= 0,
+      Buss & Kim's adaptive ``alpha = <e, J J^T e> / |J J^T e|^2``;
+      DLS: ``dw = J^T (J J^T + damping^2 I)^-1 e``; SVD_DLS: the same damped least squares
+      computed from the SVD, ``dw = sum_i s_i / (s_i^2 + damping^2) v_i (u_i . e)``;
+    * ``dw`` is scaled down so that no component exceeds ``max_angle_step`` radians;
+    * the rotations are applied to the bones (deepest joint first, in world axes), so every bone
+      keeps its length.
+
+    Returns (positions, iterations, errors (k,), status) as ``fabrik_skeleton``.
+    """
+    n = parents.shape[0]
+    k = target_idx.shape[0]
+    errors = np.zeros(k)
+    total = 0.0
+    for i in range(n):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
+    eps = TINY * scale
+    slot, active, ok = mark_targets(parents, target_idx)
+    if not ok:
+        return initial.copy(), 0, errors, BAD_INDEX
+    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
+    if not ok:
+        return initial.copy(), 0, errors, BAD_ROOT
+    unreachable = any_unreachable(target_idx, targets, root3, reach)
+    p = start_pose(initial, root3, parents, lengths, rest_dirs, eps)
+    err = effector_errors(p, target_idx, targets, errors)
+    if err <= tol:
+        return p, 0, errors, REACHED
+
+    # pivot joints: those with an active child (strict ancestors of some target)
+    col = np.full(n, -1, dtype=np.int64)
+    is_pivot = np.zeros(n, dtype=np.bool_)
+    for i in range(1, n):
+        if active[i]:
+            is_pivot[parents[i]] = True
+    n_cols = 0
+    for i in range(n):
+        if is_pivot[i]:
+            col[i] = n_cols
+            n_cols += 3
+    n_rows = 3 * k
+    jac = np.zeros((n_rows, max(n_cols, 1)))
+    e_vec = np.zeros(n_rows)
+    dw = np.zeros(max(n_cols, 1))
+    world = np.zeros((n, 3, 3))
+    src = np.empty((n, 3))
+    before = np.empty((k, 3))
+    snapshot = np.empty((n, 3))
+    check_pose = False
+    damp2 = damping * damping
+    it = 0
+    while it < max_iter:
+        for t in range(k):
+            for c in range(3):
+                before[t, c] = p[target_idx[t], c]
+        prev_err = err
+        if check_pose:
+            snapshot[:, :] = p
+        # error vector, clamped per effector
+        for t in range(k):
+            j = target_idx[t]
+            x = targets[t, 0] - p[j, 0]
+            y = targets[t, 1] - p[j, 1]
+            z = targets[t, 2] - p[j, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            s = 1.0
+            if r > max_error_step:
+                s = max_error_step / r
+            e_vec[3 * t] = s * x
+            e_vec[3 * t + 1] = s * y
+            e_vec[3 * t + 2] = s * z
+        # Jacobian: block (t, a) = -[p_e - p_a]_x for every ancestor a of the effector
+        jac[:, :] = 0.0
+        for t in range(k):
+            e = target_idx[t]
+            a = parents[e]
+            while a >= 0:
+                c0 = col[a]
+                rx = p[e, 0] - p[a, 0]
+                ry = p[e, 1] - p[a, 1]
+                rz = p[e, 2] - p[a, 2]
+                r0 = 3 * t
+                jac[r0, c0 + 1] = rz
+                jac[r0, c0 + 2] = -ry
+                jac[r0 + 1, c0] = -rz
+                jac[r0 + 1, c0 + 2] = rx
+                jac[r0 + 2, c0] = ry
+                jac[r0 + 2, c0 + 1] = -rx
+                a = parents[a]
+        if n_cols == 0:
+            it += 1
+            break
+        if method == TRANSPOSE:
+            g = jac.T @ e_vec
+            jg = jac @ g
+            num = 0.0
+            den = 0.0
+            for r in range(n_rows):
+                num += e_vec[r] * jg[r]
+                den += jg[r] * jg[r]
+            gain = alpha
+            if alpha <= 0.0:
+                gain = num / den if den > 1e-300 else 0.0
+            for c in range(n_cols):
+                dw[c] = gain * g[c]
+        elif method == DLS:
+            m = jac @ jac.T
+            for r in range(n_rows):
+                m[r, r] += damp2
+            f = np.linalg.solve(m, e_vec)
+            d = jac.T @ f
+            for c in range(n_cols):
+                dw[c] = d[c]
+        else:
+            u, sv, vt = np.linalg.svd(jac, full_matrices=False)
+            for c in range(n_cols):
+                dw[c] = 0.0
+            for q in range(sv.shape[0]):
+                ue = 0.0
+                for r in range(n_rows):
+                    ue += u[r, q] * e_vec[r]
+                w = sv[q] / (sv[q] * sv[q] + damp2) if sv[q] * sv[q] + damp2 > 1e-300 else 0.0
+                for c in range(n_cols):
+                    dw[c] += w * ue * vt[q, c]
+        biggest = 0.0
+        for c in range(n_cols):
+            if abs(dw[c]) > biggest:
+                biggest = abs(dw[c])
+        if biggest > max_angle_step:
+            s = max_angle_step / biggest
+            for c in range(n_cols):
+                dw[c] *= s
+        # apply: world[j] = rotation carried by the bones whose parent is j
+        for i in range(n):
+            for c in range(3):
+                src[i, c] = p[i, c]
+        for i in range(n):
+            q = parents[i]
+            if is_pivot[i]:
+                rot = rotation_vector_matrix(dw[col[i]], dw[col[i] + 1], dw[col[i] + 2])
+                if q >= 0:
+                    world[i] = world[q] @ rot
+                else:
+                    world[i] = rot
+            elif q >= 0:
+                world[i] = world[q]
+            else:
+                world[i] = np.eye(3)
+            if q >= 0:
+                x = src[i, 0] - src[q, 0]
+                y = src[i, 1] - src[q, 1]
+                z = src[i, 2] - src[q, 2]
+                w = world[q]
+                for c in range(3):
+                    p[i, c] = p[q, c] + w[c, 0] * x + w[c, 1] * y + w[c, 2] * z
+        it += 1
+        err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
+        if err <= tol:
+            break
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+                err = effector_errors(p, target_idx, targets, errors)
+                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
+        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+            check_pose = True
+    rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+    err = effector_errors(p, target_idx, targets, errors)
+    if err <= tol:
+        return p, it, errors, REACHED
+    if it < max_iter:  # nothing to rotate (only the root is targeted)
+        return p, it, errors, (UNREACHABLE if unreachable else STALLED)
+    return p, it, errors, MAX_ITERATIONS

@@ -1,0 +1,304 @@
+"""FABRIK for skeletons with several end effectors (sections 4.1 and 4.2 of the paper).
+
+Use it through ``fabrik.solve(skeleton, targets={"LeftHand": xyz, ...})`` (method ``"fabrik"``,
+the default) or, in a tight loop over frames, through :func:`solve_skeleton_arrays`, which takes
+arrays and skips the per-call dictionary work.
+
+What the solver does (details in ``fabrik.kernels.fabrik_skeleton``):
+
+* every targeted joint is an end effector; targets may sit on inner joints (section 4.2), which
+  are then pinned during the forward stage, and the part of the tree beyond them is solved from
+  there outwards in the backward stage;
+* a joint where several targeted branches meet is a sub-base: the forward stage puts it at the
+  centroid of the positions its branches propose (section 4.1), nested sub-bases in turn, down to
+  the root; the backward stage runs from the root out along every targeted branch;
+* branches with no target below them (e.g. fingers beyond a targeted wrist) keep their bone
+  vectors: they are carried along rigidly by translation with the joint they hang from;
+* the root is fixed at ``root`` (default ``initial[0]``, or the root joint's own target when it
+  has one); bone lengths are kept exactly, zero-length bones (common in BVH files) included.
+
+The tree is flattened to arrays once per skeleton (cached on the skeleton object) and the whole
+iteration loop runs inside one compiled kernel call.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, NamedTuple
+
+import numpy as np
+
+from fabrik._validation import as_point, as_points
+from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton
+from fabrik.solvers.registry import register
+from fabrik.solvers.result import STATUSES, Solution
+
+DEFAULT_MAX_ITER = 1000
+_DEFAULT_TOL = 1e-3
+
+
+class SkeletonArrays(NamedTuple):
+    """A skeleton flattened for the kernels (all arrays C-contiguous and writable, never written).
+
+    Attributes:
+        parents: (n,) int64 parent index, -1 for the root.
+        lengths: (n,) float64 bone length from the parent (0 for the root).
+        rest_dirs: (n, 3) unit vector along each bone at rest, parent to child; +Y for the root
+            and for zero-length bones. Used only where a direction is undefined.
+        reach: (n,) summed bone lengths from the root to each joint.
+        order: (n,) int64 depth-first pre-order of the joints (root first).
+        subtree_end: (n,) int64; the joints below ``j`` (j excluded) are
+            ``order[position[j] + 1 : subtree_end[j]]``.
+        position: (n,) int64 the place of each joint in ``order``.
+        rest: (n, 3) rest pose (world positions).
+        index_of: joint name -> index.
+    """
+
+    parents: np.ndarray
+    lengths: np.ndarray
+    rest_dirs: np.ndarray
+    reach: np.ndarray
+    order: np.ndarray
+    subtree_end: np.ndarray
+    position: np.ndarray
+    rest: np.ndarray
+    index_of: dict
+
+
+_CACHE_ATTR = "_fabrik_skeleton_arrays"
+
+
+def skeleton_arrays(skeleton) -> SkeletonArrays:
+    """The flattened arrays of ``skeleton``, built on first use and cached on the object.
+
+    The skeleton is immutable, so the cache never goes stale (``dataclasses.replace`` makes a new
+    object without it).
+    """
+    cached = getattr(skeleton, _CACHE_ATTR, None)
+    if cached is not None:
+        return cached
+    n = skeleton.n_joints
+    parents = np.array(skeleton.parents, dtype=np.int64)
+    offsets = np.array(skeleton.offsets, dtype=np.float64)
+    lengths = np.linalg.norm(offsets, axis=1)
+    lengths[0] = 0.0
+    rest_dirs = np.zeros((n, 3))
+    rest_dirs[:, 1] = 1.0
+    nonzero = lengths > 0.0
+    nonzero[0] = False
+    rest_dirs[nonzero] = offsets[nonzero] / lengths[nonzero, None]
+    reach = lengths.copy()
+    for i in range(1, n):
+        reach[i] += reach[parents[i]]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[parents[i]].append(i)
+    order = np.empty(n, dtype=np.int64)
+    subtree_end = np.empty(n, dtype=np.int64)
+    position = np.empty(n, dtype=np.int64)
+    count = 0
+    stack = [(0, False)]
+    while stack:
+        joint, done = stack.pop()
+        if done:
+            subtree_end[joint] = count
+            continue
+        order[count] = joint
+        position[joint] = count
+        count += 1
+        stack.append((joint, True))
+        for child in reversed(children[joint]):
+            stack.append((child, False))
+    rest = np.array(skeleton.rest_positions(), dtype=np.float64, order="C")
+    arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
+                            {name: i for i, name in enumerate(skeleton.names)})
+    object.__setattr__(skeleton, _CACHE_ATTR, arrays)
+    return arrays
+
+
+def target_arrays(skeleton, targets, arrays: SkeletonArrays | None = None) -> tuple[np.ndarray, np.ndarray, list]:
+    """Convert ``{joint: xyz}`` to (indices (k,) int64, positions (k, 3) float64, names).
+
+    Keys are joint names (or integer joint indices); values finite 3-vectors. Raises ValueError
+    for an empty mapping, an unknown joint (listing the joints), or a bad value (naming the
+    joint).
+    """
+    if arrays is None:
+        arrays = skeleton_arrays(skeleton)
+    if not isinstance(targets, Mapping):
+        raise ValueError(f"targets must be a mapping {{joint_name: xyz}}, got {type(targets).__name__}")
+    if len(targets) == 0:
+        raise ValueError("targets is empty; give at least one {joint_name: xyz}")
+    index_of = arrays.index_of
+    n = arrays.parents.shape[0]
+    indices = np.empty(len(targets), dtype=np.int64)
+    names = []
+    for m, key in enumerate(targets):
+        j = index_of.get(key) if isinstance(key, str) else None
+        if j is None:
+            if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < n:
+                j = int(key)
+            else:
+                raise ValueError(f"targets: unknown joint {key!r}; joints are: {', '.join(skeleton.names)}")
+        indices[m] = j
+        names.append(skeleton.names[j])
+    if len(set(names)) != len(names):
+        raise ValueError("targets: the same joint is given twice (by name and by index)")
+    try:
+        positions = np.array(list(targets.values()), dtype=np.float64)
+        good = positions.shape == (len(targets), 3) and bool(np.isfinite(positions).all())
+    except (TypeError, ValueError):
+        good = False
+    if not good:
+        for key, value in targets.items():
+            try:
+                as_point(value, f"targets[{key!r}]", 3)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (each target must be a finite xyz 3-vector)") from None
+        raise ValueError("targets: each value must be a finite xyz 3-vector")
+    return indices, positions, names
+
+
+def prepare(skeleton, targets, initial, root):
+    """Check and arrange the inputs shared by every skeleton method.
+
+    Returns (arrays, target indices (k,), target positions (k, 3), joint names of the targets,
+    initial (n, 3), root (3,), root_from_target). ``root_from_target`` is True when ``root`` was
+    not given, so that a target on the root joint fixes the root. Raises ValueError on bad input
+    (and when an explicit ``root`` disagrees with a target on the root joint).
+    """
+    arrays = skeleton_arrays(skeleton)
+    indices, positions, names = target_arrays(skeleton, targets, arrays)
+    n = arrays.parents.shape[0]
+    if initial is None:
+        initial = arrays.rest
+    else:
+        initial = as_points(initial, "initial", dim=3)
+        if initial.shape[0] != n:
+            raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
+    root_from_target = root is None
+    if root is None:
+        root = initial[0].copy()
+    else:
+        root = as_point(root, "root", 3).copy()
+        hit = np.flatnonzero(indices == 0)
+        if hit.size and not np.allclose(positions[hit[0]], root, rtol=0.0, atol=1e-12 * max(1.0, float(arrays.reach.max()))):
+            raise ValueError(f"root {root.tolist()} conflicts with the target on the root joint "
+                             f"{skeleton.names[0]!r} {positions[hit[0]].tolist()}; give one of them")
+    return arrays, indices, positions, names, initial, root, root_from_target
+
+
+def check_options(method: str, options: dict, allowed: tuple[str, ...] = ()) -> None:
+    """ValueError for method options the method does not take."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
+        raise ValueError(f"method {method!r} for skeletons {takes}; got {unknown}")
+
+
+def raise_kernel_error(code: int, skeleton, indices) -> None:
+    """Turn a kernel's negative status into a ValueError."""
+    if code == BAD_INDEX:
+        raise ValueError(f"target_indices must be distinct joint indices in [0, {skeleton.n_joints}), "
+                         f"got {np.asarray(indices).tolist()}")
+    if code == BAD_ROOT:
+        raise ValueError("root conflicts with the target on the root joint; give one of them")
+    raise ValueError(f"solver failed with code {code}")
+
+
+def _writable(value, dtype) -> np.ndarray:
+    """``value`` as a C-contiguous, writable array of ``dtype`` (copied only when needed: numba
+    compiles read-only arrays as a separate type)."""
+    arr = np.ascontiguousarray(value, dtype=dtype)
+    return arr if arr.flags.writeable else arr.copy()
+
+
+@register("fabrik", "skeleton")
+def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAULT_TOL, max_iter=None,
+                          **options) -> Solution:
+    """Multi-end-effector FABRIK (sections 4.1, 4.2). No method options.
+
+    Args:
+        skeleton: a ``fabrik.Skeleton``.
+        targets: ``{joint_name: xyz}``; any joint may be targeted, leaves or inner joints, the
+            root included (its target then fixes the root). Units of the skeleton.
+        initial: (n, 3) start pose, root first; default the rest pose. Never written.
+        root: (3,) fixed root position; default the root joint's target if it has one, else
+            ``initial[0]``.
+        tol: absolute tolerance on every effector's distance to its target.
+        max_iter: iteration cap, default 1000 (one iteration = forward + backward stage).
+
+    Returns:
+        ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
+        ``error`` the largest of them, ``iterations`` and ``status``.
+    """
+    check_options("fabrik", options)
+    arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    out, iterations, errors, code = fabrik_skeleton(
+        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
+        root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+    if code < 0:
+        raise_kernel_error(code, skeleton, indices)
+    err = errors.tolist()
+    return Solution(out, iterations, max(err), STATUSES[code], "fabrik", dict(zip(names, err)))
+
+
+def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
+                          max_iter=DEFAULT_MAX_ITER) -> Solution:
+    """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
+
+    Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
+    (shapes and finiteness), so that a warm-started frame costs a few microseconds of Python.
+
+    Args:
+        skeleton: a ``fabrik.Skeleton``.
+        target_indices: (k,) distinct joint indices (``skeleton.index(name)``), k >= 1.
+        target_positions: (k, 3) finite goals, row t for joint ``target_indices[t]``.
+        initial: (n, 3) start pose (e.g. the previous frame's ``positions``). Never written.
+        root: (3,) fixed root position, or None: the target of the root joint if index 0 is
+            targeted, else ``initial[0]``.
+        tol: absolute tolerance (model units) on every effector's error; max_iter: the cap.
+
+    Returns:
+        ``Solution`` as from ``solve``; ``effector_errors`` is keyed by joint name, and
+        ``extras["effector_error_array"]`` holds the same errors as a (k,) array in the order of
+        ``target_indices``.
+
+    Raises:
+        ValueError: wrong shapes or dtypes that cannot be converted, non-finite values,
+            repeated or out-of-range indices, an explicit root that conflicts with a root target.
+    """
+    arrays = getattr(skeleton, _CACHE_ATTR, None) or skeleton_arrays(skeleton)
+    n = arrays.parents.shape[0]
+    idx = _writable(target_indices, np.int64)
+    pos = _writable(target_positions, np.float64)
+    p0 = _writable(initial, np.float64)
+    k = idx.shape[0] if idx.ndim == 1 else -1
+    if k < 1 or pos.shape != (k, 3):
+        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
+                         f"got {idx.shape} and {pos.shape}")
+    if p0.shape != (n, 3):
+        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
+    if root is None:
+        root_from_target = True
+        r = p0[0].copy()
+    else:
+        root_from_target = False
+        r = _writable(root, np.float64)
+        if r.shape != (3,):
+            raise ValueError(f"root must have shape (3,), got {r.shape}")
+    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())):
+        raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
+    out, iterations, errors, code = fabrik_skeleton(
+        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
+        float(tol), int(max_iter))
+    if code < 0:
+        raise_kernel_error(code, skeleton, idx)
+    names = skeleton.names
+    err = errors.tolist()
+    return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
+                    {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
+
+
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays",
+           "target_arrays", "DEFAULT_MAX_ITER"]
