@@ -1,0 +1,141 @@
+"""Cyclic Coordinate Descent with joint limits on a single chain, compiled (the paper's comparison).
+
+One iteration is one sweep from the joint before the effector down to the root. At joint j the
+rest of the chain is turned rigidly about joint j by the smallest rotation that points the
+effector at the goal; bone j's new direction is then restricted by joint j's limit against its
+parent frame and its twist clamped, and the rotation actually applied to the sub-chain is the one
+taking bone j's old frame to that restricted frame. With an oriented target the goal of joints
+0..n-3 is ``target - L * target_y`` and joint n-2 turns the last bone towards the target frame.
+Limits hold after every joint update, so every returned pose satisfies them. Frames, packed
+limits and status codes are those of ``fabrik.kernels.fabrik_constrained``.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.constraints import limit_direction, limit_twist
+from fabrik.kernels.fabrik_constrained import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.fabrik_constrained import orientation_error
+from fabrik.kernels.frames import frames_along, rotate_frame, rotation_between, transport, twist_about_y, twist_between
+from fabrik.kernels.vec import TINY
+
+
+@njit(cache=True, error_model="numpy")
+def _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d):
+    """Re-place the chain from the root with every limit enforced (used once on the start pose)."""
+    n = p.shape[0]
+    for k in range(3):
+        p[0, k] = root[k]
+    for i in range(n - 1):
+        P = root_frame if i == 0 else frames[i - 1]
+        for k in range(3):
+            d[k] = frames[i, k, 1]
+        act = limit_direction(limits[i], P, d, False)
+        transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
+        psi, act_t = limit_twist(limits[i], twist_between(G, frames[i]))
+        transport(G, P, d[0], d[1], d[2])
+        twist_about_y(frames[i], G, psi)
+        active[i] = 1 if act + act_t > 0 else 0
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + lengths[i] * d[k]
+    frames[n - 1, :, :] = frames[n - 2]
+
+
+@njit(cache=True, error_model="numpy")
+def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented,
+                    tol, orientation_tol, max_iter):
+    """Solve one constrained chain by CCD; arguments and returns as ``fabrik_constrained``."""
+    p = initial.copy()
+    n = p.shape[0]
+    last = n - 1
+    frames = np.empty((n, 3, 3))
+    frames_along(frames, p, root_frame)
+    active = np.zeros(n, dtype=np.int64)
+    G = np.empty((3, 3))
+    R = np.empty((3, 3))
+    Fnew = np.empty((3, 3))
+    Q = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    d = np.empty(3)
+    goal = target.copy()
+    end = last
+    if oriented and last >= 1:
+        end = last - 1
+        for k in range(3):
+            goal[k] = target[k] - lengths[last - 1] * target_rot[k, 1]
+    total = 0.0
+    for i in range(n - 1):
+        total += lengths[i]
+    dist = np.sqrt((target[0] - root[0]) ** 2 + (target[1] - root[1]) ** 2 + (target[2] - root[2]) ** 2)
+
+    _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d)
+    err = np.sqrt((p[last, 0] - target[0]) ** 2 + (p[last, 1] - target[1]) ** 2 + (p[last, 2] - target[2]) ** 2)
+    oerr = orientation_error(frames[last - 1], target_rot) if oriented else 0.0
+    if err <= tol and oerr <= orientation_tol:
+        return p, frames, active, 0, err, oerr, REACHED
+    it = 0
+    while it < max_iter:
+        px = p[last, 0]
+        py = p[last, 1]
+        pz = p[last, 2]
+        prev_err = err
+        prev_oerr = oerr
+        for j in range(last - 1, -1, -1):
+            if oriented and j == last - 1:
+                # turn the last bone (and its frame) towards the target frame
+                Fnew[:, :] = target_rot
+                for k in range(3):
+                    d[k] = target_rot[k, 1]
+            else:
+                ex = p[end, 0] - p[j, 0]
+                ey = p[end, 1] - p[j, 1]
+                ez = p[end, 2] - p[j, 2]
+                gx = goal[0] - p[j, 0]
+                gy = goal[1] - p[j, 1]
+                gz = goal[2] - p[j, 2]
+                re = np.sqrt(ex * ex + ey * ey + ez * ez)
+                rg = np.sqrt(gx * gx + gy * gy + gz * gz)
+                if re <= TINY or rg <= TINY:
+                    continue
+                rotation_between(R, ex / re, ey / re, ez / re, gx / rg, gy / rg, gz / rg)
+                rotate_frame(Fnew, frames[j], R)
+                for k in range(3):
+                    d[k] = Fnew[k, 1]
+            P = root_frame if j == 0 else frames[j - 1]
+            act = limit_direction(limits[j], P, d, False)
+            # twist of the proposed frame carried onto the limited direction
+            transport(tmp, Fnew, d[0], d[1], d[2])
+            transport(G, P, d[0], d[1], d[2])
+            psi, act_t = limit_twist(limits[j], twist_between(G, tmp))
+            twist_about_y(Fnew, G, psi)
+            active[j] = 1 if act + act_t > 0 else 0
+            # Q = Fnew @ frames[j]^T turns the whole sub-chain about joint j
+            for r in range(3):
+                for c in range(3):
+                    Q[r, c] = Fnew[r, 0] * frames[j, c, 0] + Fnew[r, 1] * frames[j, c, 1] + Fnew[r, 2] * frames[j, c, 2]
+            for i in range(j + 1, n):
+                x = p[i, 0] - p[j, 0]
+                y = p[i, 1] - p[j, 1]
+                z = p[i, 2] - p[j, 2]
+                for k in range(3):
+                    p[i, k] = p[j, k] + Q[k, 0] * x + Q[k, 1] * y + Q[k, 2] * z
+            frames[j, :, :] = Fnew
+            for i in range(j + 1, n - 1):
+                rotate_frame(tmp, frames[i], Q)
+                frames[i, :, :] = tmp
+            frames[n - 1, :, :] = frames[n - 2]
+        # re-seat the joints on their frames so rounding never changes a bone length
+        for i in range(n - 1):
+            for k in range(3):
+                p[i + 1, k] = p[i, k] + lengths[i] * frames[i, k, 1]
+        it += 1
+        err = np.sqrt((p[last, 0] - target[0]) ** 2 + (p[last, 1] - target[1]) ** 2 + (p[last, 2] - target[2]) ** 2)
+        if oriented:
+            oerr = orientation_error(frames[last - 1], target_rot)
+        if err <= tol and oerr <= orientation_tol:
+            return p, frames, active, it, err, oerr, REACHED
+        moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
+        if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
+                and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
+            return p, frames, active, it, err, oerr, (UNREACHABLE if dist > total else STALLED)
+    return p, frames, active, it, err, oerr, MAX_ITERATIONS

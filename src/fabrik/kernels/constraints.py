@@ -1,0 +1,301 @@
+"""Joint-limit projections (section 4.3, Algorithm 3), compiled.
+
+Directions are unit 3-vectors. A cone limit works in the parent frame's coordinates (x right,
+y along the parent bone, z up) and follows the paper: the direction is mapped onto the plane at
+distance 1 along the bone axis, (u, v) = (x, z) / |y|; the quadrant picks the conic of that
+quadrant, A u^2 + B v^2 = 1, with A, B the signed squared cotangents of the quadrant's two angles
+(upper plane, y > 0) or their negatives (the plane behind the joint, y < 0: Fig. 6). A conic with
+A, B > 0 is an ellipse, with mixed signs a hyperbola branch (the paper's "parabolic" mixed case),
+with a zero coefficient a straight line. When the direction is outside the allowed region its true
+nearest point on the boundary conics is found in each plane (Newton's method on the curve
+parameter, safeguarded by bisection and seeded by sampling), and of the best point of each plane
+the one closest in angle to the direction is used. The packed limit rows are described in
+``fabrik.model.constraints`` (``COL_*``).
+"""
+
+import numpy as np
+from numba import njit
+
+# packed row layout (mirrors fabrik.model.constraints)
+COL_TYPE = 0
+COL_CONE = 1
+COL_AXIS = 5
+COL_HINGE = 8
+COL_TWIST_FLAG = 10
+COL_TWIST = 11
+TYPE_CONE = 1
+TYPE_HINGE = 2
+
+#: a limit counts as active when the direction lies within this (radians, roughly) of its boundary
+ACTIVE_EPS = 1e-9
+#: |y| below this (relative) is lifted to it before mapping onto the plane (directions on the rim)
+_RIM = 1e-9
+_KIND_ELLIPSE, _KIND_HYP_U, _KIND_HYP_V = 0, 1, 2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _arc_point(kind, a, b, t):
+    """Point and first/second derivatives of the quadrant arc at parameter t."""
+    if kind == _KIND_ELLIPSE:  # (a cos t, b sin t), t in [0, pi/2]
+        c = np.cos(t)
+        s = np.sin(t)
+        return a * c, b * s, -a * s, b * c, -a * c, -b * s
+    ch = np.cosh(t)
+    sh = np.sinh(t)
+    if kind == _KIND_HYP_U:  # (a cosh t, b sinh t), t >= 0
+        return a * ch, b * sh, a * sh, b * ch, a * ch, b * sh
+    return a * sh, b * ch, a * ch, b * sh, a * sh, b * ch  # (a sinh t, b cosh t)
+
+
+@njit(cache=True, error_model="numpy")
+def _refine(kind, a, b, pu, pv, lo, hi, t):
+    """Safeguarded Newton on h'(t) = (q(t) - p) . q'(t) inside [lo, hi], from t."""
+    for _ in range(60):
+        u, v, du, dv, ddu, ddv = _arc_point(kind, a, b, t)
+        g = (u - pu) * du + (v - pv) * dv
+        gp = du * du + dv * dv + (u - pu) * ddu + (v - pv) * ddv
+        if g < 0.0:
+            lo = t
+        else:
+            hi = t
+        if gp > 0.0:
+            tn = t - g / gp
+        else:
+            tn = 0.5 * (lo + hi)
+        if not (lo < tn < hi):
+            tn = 0.5 * (lo + hi)
+        if abs(tn - t) <= 1e-15 * (1.0 + abs(t)):
+            return tn
+        t = tn
+    return t
+
+
+@njit(cache=True, error_model="numpy")
+def arc_nearest(A, B, pu, pv, samples):
+    """Nearest point to (pu, pv) on the curve A u^2 + B v^2 = 1 restricted to u >= 0, v >= 0.
+
+    Returns (u, v, squared distance); the distance is inf when the quadrant holds no curve
+    (A <= 0 and B <= 0). The query may lie in any quadrant. Ellipses (A, B > 0) are parametrised
+    by angle, hyperbola branches by the hyperbolic angle, lines (a zero coefficient) solved in
+    closed form; the parameter range is sampled ``samples`` times and each local minimum is
+    refined by safeguarded Newton iterations.
+    """
+    if A <= 0.0 and B <= 0.0:
+        return 0.0, 0.0, np.inf
+    if B == 0.0:  # line u = 1/sqrt(A)
+        u = 1.0 / np.sqrt(A)
+        v = pv if pv > 0.0 else 0.0
+        return u, v, (u - pu) ** 2 + (v - pv) ** 2
+    if A == 0.0:  # line v = 1/sqrt(B)
+        v = 1.0 / np.sqrt(B)
+        u = pu if pu > 0.0 else 0.0
+        return u, v, (u - pu) ** 2 + (v - pv) ** 2
+    a = 1.0 / np.sqrt(abs(A))
+    b = 1.0 / np.sqrt(abs(B))
+    if A > 0.0 and B > 0.0:
+        kind = _KIND_ELLIPSE
+        tmax = 0.5 * np.pi
+    else:
+        kind = _KIND_HYP_U if A > 0.0 else _KIND_HYP_V
+        # the arc starts at its vertex q0; points farther than |p| + |p - q0| from the origin
+        # cannot be nearer than q0, and |q| >= sqrt(a^2 + b^2) sinh(t)
+        if kind == _KIND_HYP_U:
+            r0 = np.sqrt((pu - a) ** 2 + pv * pv)
+        else:
+            r0 = np.sqrt(pu * pu + (pv - b) ** 2)
+        reach = np.sqrt(pu * pu + pv * pv) + r0
+        tmax = np.arcsinh(reach / np.sqrt(a * a + b * b)) + 1e-3
+    step = tmax / samples
+    best_u = 0.0
+    best_v = 0.0
+    best = np.inf
+    h_prev2 = np.inf
+    h_prev = np.inf
+    for k in range(samples + 2):
+        # k = samples + 1 is a sentinel that closes the last local-minimum test
+        if k <= samples:
+            u, v, du, dv, ddu, ddv = _arc_point(kind, a, b, k * step)
+            h = (u - pu) ** 2 + (v - pv) ** 2
+        else:
+            h = np.inf
+        if k >= 1 and h_prev <= h_prev2 and h_prev <= h:
+            km = k - 1
+            lo = (km - 1) * step if km >= 1 else 0.0
+            hi = (km + 1) * step if km < samples else tmax
+            t = _refine(kind, a, b, pu, pv, lo, hi, km * step)
+            u, v, du, dv, ddu, ddv = _arc_point(kind, a, b, t)
+            d2 = (u - pu) ** 2 + (v - pv) ** 2
+            if d2 < best:
+                best = d2
+                best_u = u
+                best_v = v
+        h_prev2 = h_prev
+        h_prev = h
+    return best_u, best_v, best
+
+
+@njit(cache=True, error_model="numpy")
+def cone_slack(x, y, z, s_r, s_l, s_u, s_d):
+    """The cone's quadric y|y| - s_x x^2 - s_z z^2 (>= 0 inside) for a unit direction."""
+    sx = s_r if x >= 0.0 else s_l
+    sz = s_u if z >= 0.0 else s_d
+    return y * abs(y) - sx * x * x - sz * z * z
+
+
+@njit(cache=True, error_model="numpy")
+def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
+    """The allowed direction nearest to unit (x, y, z) (parent-frame coordinates) for a cone given
+    by its signed squared cotangents. Returns (x, y, z, moved)."""
+    if cone_slack(x, y, z, s_r, s_l, s_u, s_d) >= 0.0:
+        return x, y, z, False
+    ay = abs(y)
+    if ay < _RIM:
+        ay = _RIM
+    pu = x / ay
+    pv = z / ay
+    if y > 0.0 and s_r > 0.0 and s_l > 0.0 and s_u > 0.0 and s_d > 0.0:
+        # the common case: outside a convex composite ellipse; the nearest point is on the
+        # query's own quadrant arc and the distance along it is unimodal
+        qx = 1.0 if pu >= 0.0 else -1.0
+        qz = 1.0 if pv >= 0.0 else -1.0
+        A = s_r if qx > 0.0 else s_l
+        B = s_u if qz > 0.0 else s_d
+        u, v, d2 = arc_nearest(A, B, qx * pu, qz * pv, 4)
+        cx = qx * u
+        cz = qz * v
+        n = np.sqrt(cx * cx + 1.0 + cz * cz)
+        return cx / n, 1.0 / n, cz / n, True
+    best_dot = -np.inf
+    rx = x
+    ry = y
+    rz = z
+    for plane in range(2):
+        sign = 1.0 if plane == 0 else -1.0
+        pd2 = np.inf
+        pu_best = 0.0
+        pv_best = 0.0
+        for quad in range(4):
+            qx = 1.0 if quad % 2 == 0 else -1.0
+            qz = 1.0 if quad < 2 else -1.0
+            A = s_r if qx > 0.0 else s_l
+            B = s_u if qz > 0.0 else s_d
+            u, v, d2 = arc_nearest(sign * A, sign * B, qx * pu, qz * pv, 16)
+            if d2 < pd2:
+                pd2 = d2
+                pu_best = qx * u
+                pv_best = qz * v
+        if pd2 < np.inf:
+            n = np.sqrt(pu_best * pu_best + 1.0 + pv_best * pv_best)
+            cx = pu_best / n
+            cy = sign / n
+            cz = pv_best / n
+            dot = cx * x + cy * y + cz * z
+            if dot > best_dot:
+                best_dot = dot
+                rx = cx
+                ry = cy
+                rz = cz
+    return rx, ry, rz, True
+
+
+@njit(cache=True, error_model="numpy")
+def wrap_angle(a):
+    """a wrapped into (-pi, pi]."""
+    a = np.fmod(a + np.pi, 2.0 * np.pi)
+    if a < 0.0:
+        a += 2.0 * np.pi
+    return a - np.pi
+
+
+@njit(cache=True, error_model="numpy")
+def clamp_angle(theta, lo, hi):
+    """theta (in (-pi, pi]) clamped into [lo, hi] along the circle: the nearer end when outside."""
+    if lo <= theta <= hi:
+        return theta
+    dl = abs(wrap_angle(theta - lo))
+    dh = abs(wrap_angle(theta - hi))
+    return lo if dl <= dh else hi
+
+
+@njit(cache=True, error_model="numpy")
+def limit_direction(row, G, d, reverse):
+    """Apply one joint's rotational limit to the unit world direction d (3,), in place.
+
+    ``G`` (3, 3) is the reference frame. Normally (``reverse`` False) it is the parent frame and d
+    the child bone's direction. In the forward stage (``reverse`` True) d is the *parent* bone's
+    direction and G the child's frame turned back by the joint's twist (the parent frame carried
+    onto the child bone): the parent direction seen from the child is the point reflection of
+    the child seen from the parent through the bone axis (x, y, z) -> (-x, y, -z), so the same
+    region is used with x and z negated (for a hinge, the angle range negated).
+    Returns 1 if the limit was active (moved d, or d lies on its boundary), else 0.
+    """
+    kind = int(row[COL_TYPE])
+    if kind == TYPE_CONE:
+        x = G[0, 0] * d[0] + G[1, 0] * d[1] + G[2, 0] * d[2]
+        y = G[0, 1] * d[0] + G[1, 1] * d[1] + G[2, 1] * d[2]
+        z = G[0, 2] * d[0] + G[1, 2] * d[1] + G[2, 2] * d[2]
+        if reverse:
+            x = -x
+            z = -z
+        s_r = row[COL_CONE]
+        s_l = row[COL_CONE + 1]
+        s_u = row[COL_CONE + 2]
+        s_d = row[COL_CONE + 3]
+        x, y, z, moved = nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d)
+        if not moved:
+            slack = cone_slack(x, y, z, s_r, s_l, s_u, s_d)
+            scale = 1.0 + max(abs(s_r), abs(s_l), abs(s_u), abs(s_d))
+            return 1 if slack <= ACTIVE_EPS * scale else 0
+        if reverse:
+            x = -x
+            z = -z
+        for k in range(3):
+            d[k] = G[k, 0] * x + G[k, 1] * y + G[k, 2] * z
+        return 1
+    if kind == TYPE_HINGE:
+        ax = row[COL_AXIS]
+        ay = row[COL_AXIS + 1]
+        az = row[COL_AXIS + 2]
+        # axis and parent direction in world coordinates
+        a0 = G[0, 0] * ax + G[0, 1] * ay + G[0, 2] * az
+        a1 = G[1, 0] * ax + G[1, 1] * ay + G[1, 2] * az
+        a2 = G[2, 0] * ax + G[2, 1] * ay + G[2, 2] * az
+        p0 = G[0, 1]
+        p1 = G[1, 1]
+        p2 = G[2, 1]
+        lo = row[COL_HINGE]
+        hi = row[COL_HINGE + 1]
+        if reverse:
+            lo, hi = -hi, -lo
+        # w = a x p completes the plane's basis
+        w0 = a1 * p2 - a2 * p1
+        w1 = a2 * p0 - a0 * p2
+        w2 = a0 * p1 - a1 * p0
+        cos_part = d[0] * p0 + d[1] * p1 + d[2] * p2
+        sin_part = d[0] * w0 + d[1] * w1 + d[2] * w2
+        if cos_part * cos_part + sin_part * sin_part < 1e-24:
+            theta = 0.0  # along the axis: the angle is undefined; start from the parent direction
+        else:
+            theta = np.arctan2(sin_part, cos_part)
+        tc = clamp_angle(theta, lo, hi)
+        c = np.cos(tc)
+        s = np.sin(tc)
+        d[0] = c * p0 + s * w0
+        d[1] = c * p1 + s * w1
+        d[2] = c * p2 + s * w2
+        if tc != theta or abs(tc - lo) <= ACTIVE_EPS or abs(tc - hi) <= ACTIVE_EPS:
+            return 1
+        return 0
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def limit_twist(row, psi):
+    """(twist clamped to the row's twist range when it has one, active flag)."""
+    if row[COL_TWIST_FLAG] == 0.0:
+        return psi, 0
+    lo = row[COL_TWIST]
+    hi = row[COL_TWIST + 1]
+    pc = clamp_angle(psi, lo, hi)
+    active = 1 if (pc != psi or abs(pc - lo) <= ACTIVE_EPS or abs(pc - hi) <= ACTIVE_EPS) else 0
+    return pc, active

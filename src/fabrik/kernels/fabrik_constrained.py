@@ -1,0 +1,179 @@
+"""FABRIK with joint limits on a single chain (section 4.3 of the paper), compiled.
+
+Every bone carries a frame (``fabrik.kernels.frames``); ``limits`` is the packed (n, 13) table
+of ``fabrik.model.constraints.pack_limits``: row i limits bone i against bone i - 1 (the fixed
+``root_frame`` for i = 0).
+
+Forward stage (effector -> root): the effector goes onto the target (with an oriented target the
+last bone is set along the target frame's +Y and takes the target frame, so the joint before the
+effector goes to ``target - L * target_y``). Then for each bone i going inwards the joint i + 1
+limit is applied *reversed*: the child bone i + 1 is already placed, so the proposed direction of
+bone i is restricted to the set of parent directions from which bone i + 1 would be allowed (the
+reflected region, see ``limit_direction``), the frame of bone i is rebuilt from the child frame
+with the joint's twist clamped, and joint i goes at distance L_i behind joint i + 1.
+
+Backward stage (root -> effector): the root goes back to its base and each bone i takes the
+direction towards the old position of joint i + 1, restricted by joint i's limit against its
+parent frame; its frame is the parent frame carried onto the bone by the smallest rotation, turned
+by the (clamped) twist the bone had. Joint limits are therefore met exactly after every
+backward stage, i.e. by every returned pose.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.constraints import limit_direction, limit_twist
+from fabrik.kernels.frames import frames_along, transport, twist_about_y, twist_between
+from fabrik.kernels.vec import TINY
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+PROGRESS_FRACTION = 0.01
+
+
+@njit(cache=True, error_model="numpy")
+def orientation_error(F, T):
+    """Rotation angle (radians) between two frames (3, 3), accurate near 0."""
+    s = 0.0
+    for r in range(3):
+        for c in range(3):
+            e = F[r, c] - T[r, c]
+            s += e * e
+    x = np.sqrt(s) / (2.0 * np.sqrt(2.0))
+    if x > 1.0:
+        x = 1.0
+    return 2.0 * np.arcsin(x)
+
+
+@njit(cache=True, error_model="numpy")
+def _unit_or(d, p, i, j, fallback):
+    """d <- unit(p[j] - p[i]); the fallback (3,) direction when the joints coincide."""
+    x = p[j, 0] - p[i, 0]
+    y = p[j, 1] - p[i, 1]
+    z = p[j, 2] - p[i, 2]
+    r = np.sqrt(x * x + y * y + z * z)
+    if r > TINY:
+        d[0] = x / r
+        d[1] = y / r
+        d[2] = z / r
+    else:
+        d[0] = fallback[0]
+        d[1] = fallback[1]
+        d[2] = fallback[2]
+
+
+@njit(cache=True, error_model="numpy")
+def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d):
+    """Effector onto the target, then inwards; joint limits applied reversed (see module doc)."""
+    n = p.shape[0]
+    last = n - 1
+    for k in range(3):
+        p[last, k] = target[k]
+    start = last - 1
+    if oriented and last >= 1:
+        for k in range(3):
+            p[last - 1, k] = target[k] - lengths[last - 1] * target_rot[k, 1]
+        frames[last - 1, :, :] = target_rot
+        start = last - 2
+    for i in range(start, -1, -1):
+        fb = frames[i, :, 1]
+        _unit_or(d, p, i, i + 1, fb)
+        c = i + 1
+        if c <= last - 1:
+            # the child's frame turned back by its twist = the parent frame carried onto the child
+            transport(G, frames[i], frames[c, 0, 1], frames[c, 1, 1], frames[c, 2, 1])
+            psi = twist_between(G, frames[c])
+            psi, _ = limit_twist(limits[c], psi)
+            twist_about_y(G, frames[c], -psi)
+            limit_direction(limits[c], G, d, True)
+            transport(frames[i], G, d[0], d[1], d[2])
+        else:
+            transport(frames[i], frames[i], d[0], d[1], d[2])
+        for k in range(3):
+            p[i, k] = p[i + 1, k] - lengths[i] * d[k]
+
+
+@njit(cache=True, error_model="numpy")
+def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d):
+    """Root onto its base, then outwards; each joint's limit against its parent frame."""
+    n = p.shape[0]
+    last = n - 1
+    for k in range(3):
+        p[0, k] = root[k]
+    for i in range(last):
+        P = root_frame if i == 0 else frames[i - 1]
+        _unit_or(d, p, i, i + 1, frames[i, :, 1])
+        act = limit_direction(limits[i], P, d, False)
+        # twist the bone had, measured against the (new) parent frame carried onto it
+        transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
+        psi = twist_between(G, frames[i])
+        psi, act_t = limit_twist(limits[i], psi)
+        transport(G, P, d[0], d[1], d[2])
+        twist_about_y(frames[i], G, psi)
+        active[i] = 1 if (act + act_t) > 0 else 0
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + lengths[i] * d[k]
+    frames[last, :, :] = frames[last - 1]
+    active[last] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented,
+                       tol, orientation_tol, max_iter):
+    """Solve one constrained chain.
+
+    Args: initial (n, 3) start pose (copied); lengths (n-1,); target, root (3,); limits (n, 13);
+    root_frame (3, 3); target_rot (3, 3) target frame of the last bone (used when ``oriented``);
+    tol (distance), orientation_tol (radians); max_iter.
+
+    Returns (positions (n, 3), frames (n, 3, 3), active (n,) int64, iterations, error,
+    orientation_error, status_code). The returned pose always satisfies the limits: it is the
+    result of a backward stage, which is also applied once to the start pose before iterating.
+    """
+    p = initial.copy()
+    n = p.shape[0]
+    last = n - 1
+    frames = np.empty((n, 3, 3))
+    frames_along(frames, p, root_frame)
+    active = np.zeros(n, dtype=np.int64)
+    G = np.empty((3, 3))
+    d = np.empty(3)
+    total = 0.0
+    for i in range(n - 1):
+        total += lengths[i]
+    dist = 0.0
+    for k in range(3):
+        dist += (target[k] - root[k]) ** 2
+    dist = np.sqrt(dist)
+
+    # make the start pose legal (and rooted) first
+    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d)
+    err = 0.0
+    for k in range(3):
+        err += (p[last, k] - target[k]) ** 2
+    err = np.sqrt(err)
+    oerr = orientation_error(frames[last - 1], target_rot) if oriented else 0.0
+    if err <= tol and oerr <= orientation_tol:
+        return p, frames, active, 0, err, oerr, REACHED
+    it = 0
+    while it < max_iter:
+        px = p[last, 0]
+        py = p[last, 1]
+        pz = p[last, 2]
+        prev_err = err
+        prev_oerr = oerr
+        forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d)
+        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d)
+        it += 1
+        err = 0.0
+        for k in range(3):
+            err += (p[last, k] - target[k]) ** 2
+        err = np.sqrt(err)
+        if oriented:
+            oerr = orientation_error(frames[last - 1], target_rot)
+        if err <= tol and oerr <= orientation_tol:
+            return p, frames, active, it, err, oerr, REACHED
+        moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
+        if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
+                and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
+            return p, frames, active, it, err, oerr, (UNREACHABLE if dist > total else STALLED)
+    return p, frames, active, it, err, oerr, MAX_ITERATIONS

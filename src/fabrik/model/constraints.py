@@ -1,0 +1,524 @@
+"""Joint limits: rotational (``Cone``, ``Hinge``) and orientational (``Twist``) constraints.
+
+Conventions (details and figures in docs/constraints.md):
+
+* Every bone carries an orthonormal frame, a 3x3 rotation matrix whose columns are its local axes
+  in world coordinates: column 0 is *right* (+X), column 1 the *bone direction* (+Y, from the
+  joint to the next joint) and column 2 *up* (+Z); right x bone = up (right-handed).
+* A limit attached to joint ``i`` restricts bone ``i`` (the bone leaving joint ``i``) relative to
+  its parent frame: the frame of bone ``i - 1``, or for the root joint the chain's fixed *root
+  frame* (+Y along the rest direction of bone 0, +Z from ``Chain.up``; see ``root_frame``).
+* ``Cone(up, down, left, right)``: four half-angles in (0, pi), radians, measured from the parent
+  bone direction towards the parent frame's +Z, -Z, -X and +X axes. Equal angles give a circular
+  cone; otherwise each quadrant is bounded by a quarter of an elliptical cone (the paper's
+  irregular cone, Fig. 4). Angles over pi/2 are allowed (Fig. 6). Precisely, a direction with
+  coordinates (x, y, z) in the parent frame is allowed when
+  ``y|y| >= s_x x^2 + s_z z^2`` with ``s = cot(angle) |cot(angle)|`` for the quadrant's angles.
+* ``Hinge(axis, min, max)``: the bone stays in the plane normal to ``axis`` (a unit 3-vector in
+  the parent frame, perpendicular to the parent bone's +Y) and its signed angle from the parent
+  bone direction, right-handed about ``axis``, lies in [min, max]. An elbow: Hinge((1,0,0), 0, 2.1).
+  A hinge is one degree of freedom: without an explicit ``Twist`` its twist is held at 0.
+* ``Twist(min, max)``: the rotation of the bone's frame about its own +Y relative to the parent
+  frame carried onto the bone by the smallest rotation (swing-twist decomposition), in [min, max].
+  Without a ``Twist`` (and for cones) the twist is free.
+
+The kernels receive the limits packed in one float64 array of shape (n, LIMIT_COLUMNS), one row
+per joint (see ``pack_limits``), so chains and skeletons share the same compiled code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+# --- packed layout for the kernels -----------------------------------------------------------
+#: column indices of the packed per-joint limit rows
+COL_TYPE = 0  # 0 none, 1 cone, 2 hinge
+COL_CONE = 1  # 4 columns: signed squared cotangents s_right, s_left, s_up, s_down
+COL_AXIS = 5  # 3 columns: hinge axis in the parent frame
+COL_HINGE = 8  # 2 columns: hinge min, max (radians)
+COL_TWIST_FLAG = 10  # 1 when the twist is limited
+COL_TWIST = 11  # 2 columns: twist min, max (radians)
+LIMIT_COLUMNS = 13
+TYPE_NONE, TYPE_CONE, TYPE_HINGE = 0, 1, 2
+
+#: |cot(angle)|^2 below this is treated as exactly 0 (an angle within ~1e-7 rad of pi/2)
+_FLAT = 1e-14
+
+
+def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=False, open_hi=False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}.{field_name} must be a number (radians), got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{owner}.{field_name} must be finite, got {value!r}")
+    if v < lo or v > hi or (open_lo and v == lo) or (open_hi and v == hi):
+        lb = "(" if open_lo else "["
+        rb = ")" if open_hi else "]"
+        raise ValueError(f"{owner}.{field_name} must be in {lb}{lo:g}, {hi:g}{rb} radians, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Cone:
+    """A ball-and-socket limit: the irregular cone of the paper (section 4.3, Figs. 3-6).
+
+    Attributes (radians, each in (0, pi)): ``up``, ``down``, ``left``, ``right``: the largest angle
+    between the parent bone direction (+Y of the parent frame) and the bone, towards the parent
+    frame's +Z, -Z, -X and +X axes respectively.
+    """
+
+    up: float
+    down: float
+    left: float
+    right: float
+
+    def __post_init__(self):
+        for name in ("up", "down", "left", "right"):
+            object.__setattr__(self, name, _angle(getattr(self, name), "Cone", name, 0.0, math.pi,
+                                                  open_lo=True, open_hi=True))
+
+    @classmethod
+    def circular(cls, angle: float) -> "Cone":
+        """A circular cone of half-angle ``angle`` (radians)."""
+        return cls(angle, angle, angle, angle)
+
+    def signed_cot2(self) -> tuple[float, float, float, float]:
+        """(s_right, s_left, s_up, s_down) with s = cot(a)|cot(a)| (0 within ~1e-7 rad of pi/2)."""
+        out = []
+        for a in (self.right, self.left, self.up, self.down):
+            c = math.cos(a) / math.sin(a)
+            s = c * abs(c)
+            out.append(0.0 if abs(s) < _FLAT else s)
+        return tuple(out)
+
+    def contains(self, direction, tol: float = 0.0) -> bool:
+        """True when the direction (3,), in the parent frame, is inside the cone (angle slack ``tol``)."""
+        return bool(cone_violation(self, direction) <= tol)
+
+
+@dataclass(frozen=True)
+class Hinge:
+    """A one-degree-of-freedom hinge (the paper's Fig. 7; an elbow or a knee).
+
+    Attributes: ``axis``: unit 3-tuple in the parent frame, perpendicular to the parent bone
+    direction +Y; ``min``, ``max``: the allowed signed angle (radians, in [-pi, pi], min <= max)
+    from the parent bone direction to the bone, right-handed about ``axis``.
+    """
+
+    axis: tuple[float, float, float]
+    min: float
+    max: float
+
+    def __post_init__(self):
+        try:
+            axis = np.array(self.axis, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"Hinge.axis must be 3 numbers, got {self.axis!r}") from None
+        if axis.shape != (3,) or not np.isfinite(axis).all():
+            raise ValueError(f"Hinge.axis must be 3 finite numbers, got {self.axis!r}")
+        norm = float(np.linalg.norm(axis))
+        if norm == 0.0:
+            raise ValueError("Hinge.axis must be non-zero")
+        axis = axis / norm
+        if abs(axis[1]) > 1e-6:
+            raise ValueError("Hinge.axis must be perpendicular to the parent bone direction (+Y of the parent "
+                             f"frame, i.e. its y component must be 0), got {self.axis!r}")
+        axis[1] = 0.0
+        axis /= np.linalg.norm(axis)
+        object.__setattr__(self, "axis", tuple(float(a) for a in axis))
+        lo = _angle(self.min, "Hinge", "min", -math.pi, math.pi)
+        hi = _angle(self.max, "Hinge", "max", -math.pi, math.pi)
+        if lo > hi:
+            raise ValueError(f"Hinge.min must be <= Hinge.max, got min={lo!r}, max={hi!r}")
+        object.__setattr__(self, "min", lo)
+        object.__setattr__(self, "max", hi)
+
+
+@dataclass(frozen=True)
+class Twist:
+    """An orientational limit (Algorithm 2): the bone's twist about itself in [min, max] radians.
+
+    The twist is measured against the parent frame carried onto the bone by the smallest rotation;
+    both bounds in [-pi, pi], min <= max.
+    """
+
+    min: float
+    max: float
+
+    def __post_init__(self):
+        lo = _angle(self.min, "Twist", "min", -math.pi, math.pi)
+        hi = _angle(self.max, "Twist", "max", -math.pi, math.pi)
+        if lo > hi:
+            raise ValueError(f"Twist.min must be <= Twist.max, got min={lo!r}, max={hi!r}")
+        object.__setattr__(self, "min", lo)
+        object.__setattr__(self, "max", hi)
+
+
+CONSTRAINT_TYPES = (Cone, Hinge, Twist)
+
+
+# --- measuring (pure numpy; used by tests and reports, independent of the kernels) --------------
+def cone_violation(cone: Cone, direction) -> float:
+    """How far (radians) a direction (3,) in the parent frame is outside ``cone``; <= 0 inside.
+
+    For the direction's azimuth the boundary polar angle is found from the cone's quadric and the
+    difference of polar angles is returned (exact on the boundary, a lower bound off it).
+    """
+    d = np.asarray(direction, dtype=np.float64)
+    d = d / np.linalg.norm(d)
+    x, y, z = d
+    s_r, s_l, s_u, s_d = cone.signed_cot2()
+    sx = s_r if x >= 0 else s_l
+    sz = s_u if z >= 0 else s_d
+    rho2 = x * x + z * z
+    polar = math.atan2(math.sqrt(rho2), y)
+    if rho2 == 0.0:
+        return polar - 0.0 if y > 0 else math.pi - max(cone.up, cone.down, cone.left, cone.right)
+    s = (sx * x * x + sz * z * z) / rho2  # = cot(limit)|cot(limit)| at this azimuth
+    limit = math.atan2(1.0, math.copysign(math.sqrt(abs(s)), s))
+    return polar - limit
+
+
+def hinge_angle(axis, parent_direction, direction) -> float:
+    """Signed angle (radians) from ``parent_direction`` to ``direction`` about ``axis`` (all (3,))."""
+    a = np.asarray(axis, float)
+    p = np.asarray(parent_direction, float)
+    d = np.asarray(direction, float)
+    return math.atan2(float(np.dot(np.cross(p, d), a)), float(np.dot(p, d)))
+
+
+def swing_twist(parent_frame, frame) -> tuple[float, float]:
+    """(swing, twist) radians of ``frame`` relative to ``parent_frame`` (both (3, 3), columns = axes).
+
+    Swing is the angle between the two +Y axes; twist is the rotation about the child's +Y from the
+    parent frame carried over by the smallest rotation, in (-pi, pi].
+    """
+    P = np.asarray(parent_frame, float)
+    F = np.asarray(frame, float)
+    a, b = P[:, 1], F[:, 1]
+    c = float(np.dot(a, b))
+    swing = math.atan2(float(np.linalg.norm(np.cross(a, b))), c)
+    G = transport(P, b)
+    twist = math.atan2(float(np.dot(F[:, 2], G[:, 0])), float(np.dot(F[:, 2], G[:, 2])))
+    return swing, twist
+
+
+def transport(frame, direction) -> np.ndarray:
+    """``frame`` (3, 3) rotated by the smallest rotation taking its +Y onto the unit ``direction``.
+
+    At exactly opposite directions the rotation is the half turn about the frame's +X.
+    """
+    F = np.asarray(frame, float)
+    a = F[:, 1]
+    b = np.asarray(direction, float)
+    c = float(np.dot(a, b))
+    if 1.0 + c < 1e-8:
+        x = F[:, 0]
+        G = 2.0 * np.outer(x, x) @ F - F
+    else:
+        v = np.cross(a, b)
+        K = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+        G = (np.eye(3) + K + K @ K / (1.0 + c)) @ F
+    return orthonormal_frame(b, G[:, 2])
+
+
+def orthonormal_frame(direction, up) -> np.ndarray:
+    """The frame (3, 3) with +Y = unit ``direction`` and +Z as close to ``up`` as possible."""
+    y = np.asarray(direction, float)
+    y = y / np.linalg.norm(y)
+    z = np.asarray(up, float) - np.dot(up, y) * y
+    n = np.linalg.norm(z)
+    if n < 1e-9:
+        e = np.zeros(3)
+        e[int(np.argmin(np.abs(y)))] = 1.0
+        z = e - np.dot(e, y) * y
+        n = np.linalg.norm(z)
+    z = z / n
+    x = np.cross(y, z)
+    return np.column_stack((x, y, z))
+
+
+def root_frame(chain) -> np.ndarray:
+    """The fixed reference frame (3, 3) that joint 0's limit is measured in.
+
+    +Y is the rest direction of bone 0; +Z is ``chain.up`` made perpendicular to it. Default up:
+    +Z for 2D chains (so left/right are the in-plane bends), else +Y, or +Z when bone 0 lies
+    within ~8 degrees of the Y axis. (A zero-length bone 0 uses +Y as its direction.)
+    """
+    rest = chain._kernel_rest
+    d = rest[1] - rest[0]
+    n = np.linalg.norm(d)
+    d = d / n if n > 0 else np.array([0.0, 1.0, 0.0])
+    if chain.up is not None:
+        up = np.asarray(chain.up, float)
+    elif chain.dim == 2:
+        up = np.array([0.0, 0.0, 1.0])
+    else:
+        up = np.array([0.0, 1.0, 0.0])
+        if abs(d[1]) > 0.99:
+            up = np.array([0.0, 0.0, 1.0])
+    return orthonormal_frame(d, up)
+
+
+def frames_to_rotations(frames):
+    """scipy ``Rotation`` (stack) from (n, 3, 3) frames (e.g. ``solution.extras["frames"]``)."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_matrix(np.asarray(frames, float))
+
+
+def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
+    """A (3, 3) float64 rotation matrix from a scipy Rotation, an (x, y, z, w) quaternion or a matrix."""
+    from scipy.spatial.transform import Rotation
+
+    if isinstance(value, Rotation):
+        if not value.single:
+            raise ValueError(f"{name} must be a single rotation, got a stack of {len(value)}")
+        return np.ascontiguousarray(value.as_matrix(), dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a scipy Rotation, a (4,) quaternion (x, y, z, w) or a (3, 3) "
+                         f"matrix, got {type(value).__name__}") from None
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains a non-finite value")
+    if arr.shape == (4,):
+        if np.linalg.norm(arr) < 1e-12:
+            raise ValueError(f"{name}: the quaternion must be non-zero")
+        return np.ascontiguousarray(Rotation.from_quat(arr).as_matrix())
+    if arr.shape == (3, 3):
+        if np.abs(arr @ arr.T - np.eye(3)).max() > 1e-6 or np.linalg.det(arr) < 0:
+            raise ValueError(f"{name}: the (3, 3) matrix must be a rotation (orthonormal, det +1)")
+        return np.ascontiguousarray(Rotation.from_matrix(arr).as_matrix())
+    raise ValueError(f"{name} must be a scipy Rotation, a (4,) quaternion (x, y, z, w) or a (3, 3) matrix, "
+                     f"got shape {arr.shape}")
+
+
+# --- normalising mappings ----------------------------------------------------------------------
+def _as_tuple(value, where: str) -> tuple:
+    items = (value,) if isinstance(value, CONSTRAINT_TYPES) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        raise ValueError(f"{where}: expected a Cone, Hinge or Twist (or a list of them), got {value!r}") from None
+    rotational = 0
+    twists = 0
+    for item in items:
+        if not isinstance(item, CONSTRAINT_TYPES):
+            raise ValueError(f"{where}: expected Cone, Hinge or Twist objects, got {item!r}")
+        if isinstance(item, Twist):
+            twists += 1
+        else:
+            rotational += 1
+    if rotational > 1:
+        raise ValueError(f"{where}: at most one rotational limit (Cone or Hinge) per joint, got {rotational}")
+    if twists > 1:
+        raise ValueError(f"{where}: at most one Twist per joint, got {twists}")
+    # canonical order: rotational limit first, then twist
+    return tuple(sorted(items, key=lambda c: isinstance(c, Twist)))
+
+
+def normalise_chain_constraints(chain, mapping: Mapping[Any, Any]) -> dict[int, tuple]:
+    """Check ``{joint index: constraint or list}`` for ``chain``; return ``{index: tuple}``.
+
+    Index i limits bone i (joint i -> i+1), so 0 <= i <= n_joints - 2; the end effector has no bone
+    and takes no limit. Empty lists are dropped. Raises ValueError naming the bad entry.
+    """
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"constraints must be a mapping {{joint index: constraint(s)}}, got {type(mapping).__name__}")
+    out: dict[int, tuple] = {}
+    last = chain.n_joints - 1
+    for key, value in mapping.items():
+        if isinstance(key, str) and key.strip().lstrip("-").isdigit():
+            key = int(key)
+        if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
+            raise ValueError(f"constraints: a chain's joints are named by index, got key {key!r}")
+        idx = int(key)
+        if idx < 0 or idx > last:
+            raise ValueError(f"constraints: joint index {idx} is out of range 0..{last}")
+        if idx == last:
+            raise ValueError(f"constraints: joint {idx} is the end effector; it has no bone to limit "
+                             f"(limit joint i to constrain bone i, 0 <= i <= {last - 1})")
+        items = _as_tuple(value, f"constraints[{idx}]")
+        if chain.dim == 2:
+            _check_planar(items, f"constraints[{idx}]")
+        if items:
+            out[idx] = items
+    return out
+
+
+def _check_planar(items, where: str) -> None:
+    """2D chains stay in their plane: hinges about the out-of-plane axis, twists that allow 0."""
+    for item in items:
+        if isinstance(item, Hinge) and abs(abs(item.axis[2]) - 1.0) > 1e-9:
+            raise ValueError(f"{where}: a 2D chain's Hinge.axis must be (0, 0, +-1) (out of the plane), "
+                             f"got {item.axis}")
+        if isinstance(item, Twist) and not item.min <= 0.0 <= item.max:
+            raise ValueError(f"{where}: a 2D chain's Twist range must include 0, got [{item.min}, {item.max}]")
+
+
+def normalise_skeleton_constraints(skeleton, mapping: Mapping[Any, Any]) -> dict[int, tuple]:
+    """Check ``{joint name or index: constraint(s)}`` for ``skeleton``; return ``{index: tuple}``.
+
+    A limit on joint j restricts the bone(s) leaving j (to its children) relative to the bone
+    arriving at j; joints without children (leaves) take no limit.
+    """
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"constraints must be a mapping {{joint name: constraint(s)}}, got {type(mapping).__name__}")
+    out: dict[int, tuple] = {}
+    n = skeleton.n_joints
+    leaves = set(skeleton.leaves)
+    for key, value in mapping.items():
+        if isinstance(key, str):
+            idx = int(key) if key.strip().isdigit() and key not in skeleton.names else skeleton.index(key)
+        elif isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            idx = int(key)
+            if not 0 <= idx < n:
+                raise ValueError(f"constraints: joint index {idx} is out of range 0..{n - 1}")
+        else:
+            raise ValueError(f"constraints: keys must be joint names or indices, got {key!r}")
+        if idx in leaves:
+            raise ValueError(f"constraints: joint {skeleton.names[idx]!r} is a leaf; it has no bone to limit")
+        if idx in out:
+            raise ValueError(f"constraints: joint {skeleton.names[idx]!r} is given twice")
+        items = _as_tuple(value, f"constraints[{skeleton.names[idx]!r}]")
+        if items:
+            out[idx] = items
+    return out
+
+
+def pack_limits(constraints: Mapping[int, tuple], n_joints: int, *, planar: bool = False) -> np.ndarray:
+    """The kernels' (n_joints, LIMIT_COLUMNS) float64 table of limits (see the COL_* constants).
+
+    ``planar`` (2D chains, frames with +Z out of the plane): a Cone becomes the in-plane hinge
+    Hinge((0, 0, 1), -right, left) (its up/down angles bound out-of-plane motion, which a planar
+    chain does not have).
+    """
+    table = np.zeros((n_joints, LIMIT_COLUMNS))
+    for idx, items in constraints.items():
+        row = table[idx]
+        for item in items:
+            if planar and isinstance(item, Cone):
+                row[COL_TYPE] = TYPE_HINGE
+                row[COL_AXIS:COL_AXIS + 3] = (0.0, 0.0, 1.0)
+                row[COL_HINGE:COL_HINGE + 2] = (-item.right, item.left)
+            elif isinstance(item, Cone):
+                row[COL_TYPE] = TYPE_CONE
+                row[COL_CONE:COL_CONE + 4] = item.signed_cot2()
+            elif isinstance(item, Hinge):
+                row[COL_TYPE] = TYPE_HINGE
+                row[COL_AXIS:COL_AXIS + 3] = item.axis
+                row[COL_HINGE:COL_HINGE + 2] = (item.min, item.max)
+                if row[COL_TWIST_FLAG] == 0:
+                    row[COL_TWIST_FLAG] = 1.0  # a hinge alone holds its twist at 0
+                    row[COL_TWIST:COL_TWIST + 2] = 0.0
+            elif isinstance(item, Twist):
+                row[COL_TWIST_FLAG] = 1.0
+                row[COL_TWIST:COL_TWIST + 2] = (item.min, item.max)
+    # a Twist given with a Hinge overrides the hinge's implicit zero twist (sorted: rotational first)
+    return table
+
+
+# --- JSON --------------------------------------------------------------------------------------
+_UNITS = {"degrees": math.pi / 180.0, "radians": 1.0}
+
+
+def _constraint_to_json(item, scale: float) -> dict:
+    if isinstance(item, Cone):
+        return {"type": "cone", "up": item.up / scale, "down": item.down / scale,
+                "left": item.left / scale, "right": item.right / scale}
+    if isinstance(item, Hinge):
+        return {"type": "hinge", "axis": list(item.axis), "min": item.min / scale, "max": item.max / scale}
+    return {"type": "twist", "min": item.min / scale, "max": item.max / scale}
+
+
+def save_constraints(path, mapping: Mapping[Any, Iterable], *, units: str = "degrees") -> None:
+    """Write ``{joint name or index: constraint(s)}`` to a JSON file (see ``load_constraints``)."""
+    if units not in _UNITS:
+        raise ValueError(f"units must be 'degrees' or 'radians', got {units!r}")
+    scale = _UNITS[units]
+    joints = {}
+    for key, value in mapping.items():
+        items = _as_tuple(value, f"constraints[{key!r}]")
+        joints[str(key)] = [_constraint_to_json(item, scale) for item in items]
+    Path(path).write_text(json.dumps({"units": units, "joints": joints}, indent=2) + "\n")
+
+
+def constraints_from_json(data: Any) -> dict[Any, tuple]:
+    """Parse the JSON object of ``load_constraints`` (already decoded)."""
+    if not isinstance(data, dict):
+        raise ValueError("constraints JSON must be an object with 'units' and 'joints'")
+    units = data.get("units")
+    if units not in _UNITS:
+        raise ValueError(f"constraints JSON: 'units' must be \"degrees\" or \"radians\", got {units!r}")
+    scale = _UNITS[units]
+    joints = data.get("joints")
+    if not isinstance(joints, dict):
+        raise ValueError("constraints JSON: 'joints' must be an object {joint name or index: [constraints]}")
+    extra = set(data) - {"units", "joints"}
+    if extra:
+        raise ValueError(f"constraints JSON: unknown top-level keys {sorted(extra)}")
+    out: dict[Any, tuple] = {}
+    for key, entries in joints.items():
+        where = f"constraints JSON: joint {key!r}"
+        if isinstance(entries, dict):
+            entries = [entries]
+        if not isinstance(entries, list):
+            raise ValueError(f"{where}: expected a list of constraint objects")
+        items = []
+        for k, entry in enumerate(entries):
+            here = f"{where}, entry {k}"
+            if not isinstance(entry, dict) or "type" not in entry:
+                raise ValueError(f"{here}: expected an object with a 'type' of cone, hinge or twist")
+            kind = entry["type"]
+            fields = {"cone": ("up", "down", "left", "right"), "hinge": ("axis", "min", "max"),
+                      "twist": ("min", "max")}.get(kind)
+            if fields is None:
+                raise ValueError(f"{here}: unknown type {kind!r} (cone, hinge or twist)")
+            missing = [f for f in fields if f not in entry]
+            unknown = set(entry) - set(fields) - {"type"}
+            if missing or unknown:
+                raise ValueError(f"{here}: a {kind} needs exactly the fields {list(fields)}; "
+                                 f"missing {missing}, unknown {sorted(unknown)}")
+            try:
+                vals = {f: (entry[f] if f == "axis" else _json_number(entry[f], f) * scale) for f in fields}
+                if kind == "cone":
+                    items.append(Cone(**vals))
+                elif kind == "hinge":
+                    items.append(Hinge(tuple(vals["axis"]) if isinstance(vals["axis"], list) else vals["axis"],
+                                       vals["min"], vals["max"]))
+                else:
+                    items.append(Twist(**vals))
+            except ValueError as exc:
+                raise ValueError(f"{here}: {exc}") from None
+        name = int(key) if key.strip().isdigit() else key
+        out[name] = _as_tuple(items, where)
+    return out
+
+
+def _json_number(value, field_name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"'{field_name}' must be a number, got {value!r}")
+    return float(value)
+
+
+def load_constraints(path) -> dict[Any, tuple]:
+    """Read a constraints JSON file: ``{"units": "degrees"|"radians", "joints": {key: [..]}}``.
+
+    Keys are joint names (skeletons) or indices written as strings (chains; returned as ints).
+    Entries: ``{"type": "cone", "up", "down", "left", "right"}``, ``{"type": "hinge", "axis":
+    [x, y, z], "min", "max"}``, ``{"type": "twist", "min", "max"}``; angles in ``units``.
+    Raises ValueError naming the joint and entry for malformed content.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"constraints JSON {str(path)!r} is not valid JSON: {exc}") from None
+    return constraints_from_json(data)

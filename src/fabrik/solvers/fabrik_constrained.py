@@ -1,0 +1,123 @@
+"""FABRIK with joint limits and oriented targets on a single chain (section 4.3 of the paper).
+
+``fabrik.solve`` routes here when the chain has constraints (``Chain.with_constraints``) or the
+target carries a rotation (``target=(xyz, rotation)``). Conventions: docs/constraints.md and
+``fabrik.model.constraints``.
+
+Oriented targets: the rotation (scipy ``Rotation``, (4,) quaternion x, y, z, w, or (3, 3) matrix)
+is the wanted world frame of the last bone: its +Y axis is the last bone's direction (from the
+joint before the effector to the effector) and its +Z the bone's up, i.e. its twist. The solver
+places the joint before the effector at ``target - L_last * R[:, 1]`` in every forward stage.
+
+Method options: ``orientation_tol`` (radians, default 1e-3): the largest rotation angle between
+the last bone's frame and the target rotation that counts as reached (oriented targets only).
+
+Solution extras (read-only mapping):
+    frames: (n, 3, 3) world frame of each joint's bone (columns right, bone, up); the effector
+        repeats the last bone's frame.
+    root_frame: (3, 3) the fixed frame joint 0's limit is measured in.
+    local_rotations: (n, 4) quaternions (x, y, z, w) of each frame relative to its parent frame
+        (the root frame for joint 0; identity for the effector).
+    swing_angles, twist_angles: (n,) radians, the swing-twist decomposition of local_rotations.
+    active_constraints: sorted list of joint indices whose limit is active (on its boundary).
+    orientation_error: radians (oriented targets only).
+"""
+
+from __future__ import annotations
+
+import weakref
+from types import MappingProxyType
+
+import numpy as np
+
+from fabrik._validation import check_tol
+from fabrik.kernels.fabrik_constrained import fabrik_constrained
+from fabrik.model.constraints import as_rotation_matrix, pack_limits, root_frame, swing_twist
+from fabrik.solvers.registry import register
+from fabrik.solvers.result import STATUSES, Solution
+
+DEFAULT_MAX_ITER = 1000
+DEFAULT_ORIENTATION_TOL = 1e-3
+
+_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_IDENTITY = np.eye(3)
+
+
+def prepare(chain):
+    """(packed limits (n, 13), root frame (3, 3)) for a chain, cached per chain object."""
+    hit = _PREPARED.get(chain)
+    if hit is None:
+        limits = np.ascontiguousarray(pack_limits(chain.constraints, chain.n_joints, planar=chain.dim == 2))
+        frame = np.ascontiguousarray(root_frame(chain))
+        hit = (limits, frame)
+        _PREPARED[chain] = hit
+    return hit
+
+
+def parse_options(method: str, options: dict):
+    """(target rotation (3, 3) or identity, oriented flag, orientation_tol) from the options."""
+    options = dict(options)
+    rotation = options.pop("target_rotation", None)
+    otol = options.pop("orientation_tol", DEFAULT_ORIENTATION_TOL)
+    if options:
+        raise ValueError(f"method {method!r} takes the options target_rotation and orientation_tol, "
+                         f"got {sorted(options)}")
+    otol = check_tol(otol, "orientation_tol")
+    if rotation is None:
+        return _IDENTITY, False, otol
+    return as_rotation_matrix(rotation, "target rotation"), True, otol
+
+
+def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
+    """Wrap a kernel result tuple into a Solution with the documented extras."""
+    from scipy.spatial.transform import Rotation
+
+    positions, frames, active, iterations, error, oerr, code = result
+    n = positions.shape[0]
+    parents = np.empty_like(frames)
+    parents[0] = root_frame_
+    parents[1:] = frames[:-1]
+    local = np.einsum("nji,njk->nik", parents, frames)
+    local[-1] = np.eye(3)
+    quats = Rotation.from_matrix(local).as_quat()
+    # swing: angle between the parent's and the bone's +Y; twist: about the bone, see model.constraints
+    swing = np.arctan2(np.linalg.norm(np.cross(local[:, :, 1], np.array([0.0, 1.0, 0.0])), axis=1), local[:, 1, 1])
+    twist = np.zeros(n)
+    for i in range(n - 1):
+        twist[i] = swing_twist(parents[i], frames[i])[1]
+    extras = {
+        "frames": frames,
+        "root_frame": root_frame_.copy(),
+        "local_rotations": quats,
+        "swing_angles": swing,
+        "twist_angles": twist,
+        "active_constraints": [int(i) for i in np.flatnonzero(active)],
+    }
+    if oriented:
+        extras["orientation_error"] = float(oerr)
+    return Solution(positions, int(iterations), float(error), STATUSES[code], method,
+                    None, MappingProxyType(extras))
+
+
+@register("fabrik-constrained")
+def solve_fabrik_constrained(chain, target, initial, root, tol, max_iter, **options) -> Solution:
+    """Constrained FABRIK: joint limits applied at every step of both stages (see module doc).
+
+    Arrays arrive 3D (see ``fabrik.solvers.registry``). The returned pose always satisfies every
+    limit (each iteration ends with a backward stage that enforces them). Status ``unreachable``
+    when the target is farther than the chain's length and it stopped progressing, ``stalled``
+    when it stopped short otherwise (the limits may make a target within reach unreachable).
+    """
+    rotation, oriented, otol = parse_options("fabrik-constrained", options)
+    limits, frame = prepare(chain)
+    result = fabrik_constrained(initial, chain._kernel_lengths, target, root, limits, frame, rotation, oriented,
+                                tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+    return build_solution("fabrik-constrained", chain, result, frame, oriented)
+
+
+__all__ = ["solve_fabrik_constrained", "prepare", "parse_options", "build_solution", "DEFAULT_MAX_ITER",
+           "DEFAULT_ORIENTATION_TOL"]
+
+# The constrained CCD lives in its own module and reuses the helpers above; importing it here
+# registers it whenever ``fabrik.solve`` loads this module.
+import fabrik.solvers.ccd_constrained  # noqa: E402,F401
