@@ -26,11 +26,12 @@ def chains(draw, dim=None, allow_zero=False):
     n = draw(st.integers(2, 12))
     steps = draw(arrays(np.float64, (n - 1, dim), elements=st.floats(-3, 3, allow_nan=False)))
     lengths = np.linalg.norm(steps, axis=1)
+    # bones are either exactly zero (as in real BVH files; only when allowed) or at least 1e-3:
+    # lengths far below the coordinates' precision cannot be represented after any move
+    short = lengths < 1e-3
+    steps[short] = 0.0
     if not allow_zero:
-        # keep bones away from zero length (zero-length bones have their own test)
-        keep = lengths > 1e-3
-        steps[~keep] = 0.0
-        steps[~keep, 0] = 1.0
+        steps[short, 0] = 1.0
     root = draw(arrays(np.float64, (dim,), elements=st.floats(-5, 5, allow_nan=False)))
     points = np.vstack([root, root + np.cumsum(steps, axis=0)])
     return Chain.from_positions(points)
@@ -83,7 +84,7 @@ def test_reachable_targets_are_reached_keeping_lengths_and_root(case):
 @given(chain_and_unreachable_target())
 def test_unreachable_targets_give_a_straight_chain_pointing_at_the_target(case):
     chain, target = case
-    sol = solve(chain, target)
+    sol = solve(chain, target, tol=1e-6 * chain.total_length)
     assert sol.status == "unreachable"
     assert_lengths_kept(chain, sol.positions)
     root = chain.rest_positions[0]
@@ -120,7 +121,7 @@ def test_moving_root_is_honoured(case, data):
     lo, hi = chain.inner_reach, chain.total_length
     if lo + 0.2 * (hi - lo) < distance < lo + 0.98 * (hi - lo):
         assert sol.status == "reached"
-    elif distance > hi:
+    elif distance > hi + 1e-6 * chain.total_length:
         assert sol.status == "unreachable"
 
 

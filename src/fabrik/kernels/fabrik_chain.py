@@ -118,7 +118,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
             lam = bone_lengths[i] / dist3v(p, i, target)
             for k in range(3):
                 p[i + 1, k] = (1.0 - lam) * p[i, k] + lam * target[k]
-        return p, 1, dist3v(p, last, target), UNREACHABLE
+        err = dist3v(p, last, target)
+        # a target a hair beyond full reach is still reached within tolerance
+        return p, 1, err, (REACHED if err <= tol else UNREACHABLE)
 
     # Targets closer to the root than 2*longest - total cannot be reached either.
     inside_inner_reach = dist < 2.0 * longest - total - tol
