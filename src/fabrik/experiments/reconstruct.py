@@ -1,0 +1,334 @@
+"""The paper's Table 2 experiment: whole-body reconstruction from a few known joints.
+
+For every frame of a recorded motion, each method gets the recorded positions of the end
+effectors and of the root, and must recover the other ("inner") joints; the recorded inner
+positions are the ground truth. A method starts each frame from its own previous answer (the
+first frame from the recording), as a tracker would.
+
+Definitions (all distances in the file's units, and relative to the skeleton's height,
+``Skeleton.height()``: the rest pose's extent along its tallest axis):
+
+* Effectors (default): every leaf of the skeleton; a leaf at zero distance from its parent (a
+  zero-length End Site) is replaced by its nearest ancestor at a distinct position, duplicates
+  are dropped, and the root never counts as an effector (it is pinned separately).
+* Evaluated joints: joints joined by zero-length bones always coincide, so they are grouped and
+  each group counts once (its top joint stands for it). Groups that contain the root or an
+  effector are known, not estimated, and are left out; the rest are the inner joints whose
+  position error is reported (median, mean and 95th percentile over all frames and joints).
+* Effector error: mean distance from each effector to its target over frames and effectors.
+* Iterations: mean per frame; frames per second: frames solved divided by the wall time of the
+  solve loop (Python call overhead included; compilation excluded by a warm-up solve).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fabrik.model.motion import ZERO_BONE, Motion, rotations_from_positions
+from fabrik.model.skeleton import Skeleton
+
+#: Methods run by default when they are registered (in this order).
+DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
+#: Default tolerance as a fraction of the skeleton's height.
+DEFAULT_REL_TOL = 1e-3
+
+
+def _zero_tol(skeleton: Skeleton) -> float:
+    return ZERO_BONE * max(skeleton.height(), float(skeleton.bone_lengths.max()), 1e-300)
+
+
+def default_effectors(skeleton: Skeleton) -> list[int]:
+    """Joint indices of the default end effectors (see the module notes), in skeleton order."""
+    lengths = skeleton.bone_lengths
+    eps = _zero_tol(skeleton)
+    chosen = set()
+    for leaf in skeleton.leaves:
+        j = leaf
+        while j != 0 and lengths[j] <= eps:
+            j = int(skeleton.parents[j])
+        if j != 0:
+            chosen.add(j)
+    return sorted(chosen)
+
+
+def coincident_groups(skeleton: Skeleton) -> np.ndarray:
+    """(n,) for each joint, the top joint of its group of joints joined by zero-length bones."""
+    lengths = skeleton.bone_lengths
+    eps = _zero_tol(skeleton)
+    top = np.arange(skeleton.n_joints)
+    for i in range(1, skeleton.n_joints):
+        if lengths[i] <= eps:
+            top[i] = top[skeleton.parents[i]]
+    return top
+
+
+def evaluated_joints(skeleton: Skeleton, effectors: Sequence[int]) -> list[int]:
+    """The inner joints whose error is reported: one per zero-length group, groups holding the
+    root or an effector excluded."""
+    top = coincident_groups(skeleton)
+    known = {int(top[0])} | {int(top[e]) for e in effectors}
+    return sorted({int(t) for t in top} - known)
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method's reconstruction of a motion.
+
+    Errors are in the file's units unless named ``_rel`` (fraction of the skeleton height).
+    ``positions`` (F, n, 3) is the reconstruction (not written to JSON).
+    """
+
+    method: str
+    median_error: float
+    mean_error: float
+    p95_error: float
+    median_error_rel: float
+    mean_error_rel: float
+    p95_error_rel: float
+    mean_effector_error: float
+    mean_effector_error_rel: float
+    max_effector_error: float
+    mean_iterations: float
+    frames_per_second: float
+    reached_fraction: float
+    positions: np.ndarray = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "positions"}
+        return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in d.items()}
+
+
+@dataclass(frozen=True)
+class ReconstructionReport:
+    """All methods on one motion; ``table()`` prints it, ``to_json()`` gives the JSON payload."""
+
+    skeleton_height: float
+    frames: int
+    effectors: tuple[str, ...]
+    evaluated: tuple[str, ...]
+    tol: float
+    max_iter: int | None
+    results: tuple[MethodResult, ...]
+    source: str = ""
+
+    def result(self, method: str) -> MethodResult:
+        for r in self.results:
+            if r.method == method:
+                return r
+        raise ValueError(f"no result for method {method!r}; have {[r.method for r in self.results]}")
+
+    def to_json(self) -> dict:
+        return {
+            "experiment": "table2-reconstruction",
+            "source": self.source,
+            "skeleton_height": self.skeleton_height,
+            "frames": self.frames,
+            "effectors": list(self.effectors),
+            "evaluated_joints": list(self.evaluated),
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    def table(self) -> str:
+        h = self.skeleton_height
+        head = (f"{'method':<20}{'median err':>11}{'mean err':>10}{'p95 err':>10}{'median/h':>10}"
+                f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}")
+        lines = [f"Reconstruction{(' of ' + self.source) if self.source else ''}: {self.frames} frames, "
+                 f"skeleton height {h:.4g}, {len(self.effectors)} effectors + root, "
+                 f"{len(self.evaluated)} inner joints evaluated, tol {self.tol:.3g}",
+                 head, "-" * len(head)]
+        for r in self.results:
+            lines.append(f"{r.method:<20}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
+                         f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
+                         f"{r.frames_per_second:>10.0f}")
+        return "\n".join(lines)
+
+
+def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
+                max_iter: int | None, progress: bool, desc: str):
+    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses, seconds)."""
+    import fabrik.solvers as solvers
+
+    F, n, _ = truth.shape
+    out = np.empty_like(truth)
+    iterations = np.empty(F, dtype=np.int64)
+    reached = np.zeros(F, dtype=bool)
+    targets_all = np.ascontiguousarray(truth[:, eff])
+    roots = np.ascontiguousarray(truth[:, 0])
+    names = [skeleton.names[j] for j in eff]
+
+    if method == "fabrik":
+        from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, solve_skeleton_arrays
+
+        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
+
+        def one(f, prev):
+            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap)
+    else:
+        def one(f, prev):
+            return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
+                                 method=method, tol=tol, max_iter=max_iter)
+
+    first = np.ascontiguousarray(truth[0])
+    one(0, first)  # warm-up: compile outside the timed loop
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=F, desc=desc, unit="frame", leave=False)
+    prev = first
+    step = max(1, F // 100)
+    t0 = time.perf_counter()
+    for f in range(F):
+        sol = one(f, prev)
+        prev = sol.positions
+        out[f] = prev
+        iterations[f] = sol.iterations
+        reached[f] = sol.status == "reached"
+        if bar is not None and (f + 1) % step == 0:
+            bar.update(step)
+    seconds = time.perf_counter() - t0
+    if bar is not None:
+        bar.close()
+    return out, iterations, reached, seconds
+
+
+def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
+                methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
+                progress: bool = False, source: str = "") -> ReconstructionReport:
+    """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
+
+    Args:
+        skeleton: the skeleton (n joints) the positions belong to.
+        positions: (F, n, 3) recorded joint positions (e.g. ``motion.world_positions(skeleton)``).
+        effectors: joint names or indices used as targets; default ``default_effectors``.
+        methods: skeleton method names (``fabrik.methods("skeleton")``); default
+            ``DEFAULT_METHODS`` that are registered.
+        tol: solver tolerance in the data's units; default ``DEFAULT_REL_TOL`` x height.
+        max_iter: iteration cap per frame; default each method's own.
+        progress: show a tqdm bar on stderr per method.
+        source: label for the table (e.g. the file name).
+
+    Returns:
+        A ``ReconstructionReport``.
+    """
+    from fabrik.solvers import methods as available_methods
+
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"skeleton must be a fabrik.Skeleton, got {type(skeleton).__name__}")
+    truth = np.array(positions, dtype=np.float64, order="C")
+    n = skeleton.n_joints
+    if truth.ndim != 3 or truth.shape[1:] != (n, 3) or truth.shape[0] < 1:
+        raise ValueError(f"positions must have shape (F, {n}, 3), got {truth.shape}")
+    if not np.isfinite(truth).all():
+        raise ValueError("positions contain a non-finite value (NaN or inf)")
+    height = skeleton.height()
+    if effectors is None:
+        eff = default_effectors(skeleton)
+    else:
+        eff = []
+        for e in effectors:
+            j = skeleton.index(e) if isinstance(e, str) else int(e)
+            if not 0 <= j < n:
+                raise ValueError(f"effector index {j} out of range 0..{n - 1}")
+            if j == 0:
+                raise ValueError(f"the root {skeleton.names[0]!r} is always pinned; do not list it as an effector")
+            if j in eff:
+                raise ValueError(f"effector {skeleton.names[j]!r} is listed twice")
+            eff.append(j)
+    if not eff:
+        raise ValueError("no effectors: give at least one joint other than the root")
+    eff_arr = np.array(eff, dtype=np.int64)
+    inner = evaluated_joints(skeleton, eff)
+    if not inner:
+        raise ValueError("every joint is an effector, the root or coincides with one: nothing to reconstruct")
+    have = available_methods("skeleton")
+    if methods is None:
+        methods = [m for m in DEFAULT_METHODS if m in have]
+    else:
+        unknown = [m for m in methods if m not in have]
+        if unknown:
+            raise ValueError(f"unknown skeleton method(s) {', '.join(unknown)}; methods are: {', '.join(have)}")
+    if tol is None:
+        tol = DEFAULT_REL_TOL * height
+    tol = float(tol)
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must be finite and >= 0, got {tol}")
+
+    results = []
+    F = truth.shape[0]
+    for m in methods:
+        out, iters, reached, seconds = _solve_loop(m, skeleton, truth, eff_arr, tol, max_iter, progress, m)
+        err = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2).ravel()
+        eff_err = np.linalg.norm(out[:, eff_arr] - truth[:, eff_arr], axis=2)
+        med, mean, p95 = float(np.median(err)), float(err.mean()), float(np.percentile(err, 95))
+        results.append(MethodResult(
+            method=m, median_error=med, mean_error=mean, p95_error=p95, median_error_rel=med / height,
+            mean_error_rel=mean / height, p95_error_rel=p95 / height, mean_effector_error=float(eff_err.mean()),
+            mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
+            mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
+            reached_fraction=float(reached.mean()), positions=out))
+    return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
+                                tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source)
+
+
+def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
+    """``"START:STOP[:STEP]"`` (Python slice syntax; parts may be empty or negative) -> (start,
+    stop, step) for ``n_frames`` frames. ValueError when malformed or when no frame is selected."""
+    if text is None:
+        return 0, n_frames, 1
+    parts = text.split(":")
+    if len(parts) not in (2, 3):
+        raise ValueError(f"--frames must look like START:STOP or START:STOP:STEP, got {text!r}")
+    try:
+        vals = [int(x) if x.strip() else None for x in parts]
+    except ValueError:
+        raise ValueError(f"--frames must be whole numbers START:STOP[:STEP], got {text!r}") from None
+    step = vals[2] if len(vals) == 3 and vals[2] is not None else 1
+    if step < 1:
+        raise ValueError(f"--frames step must be >= 1, got {step}")
+    start, stop, step = slice(vals[0], vals[1], step).indices(n_frames)
+    if len(range(start, stop, step)) == 0:
+        raise ValueError(f"--frames {text!r} selects no frames of {n_frames}")
+    return start, stop, step
+
+
+def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Motion:
+    """A motion (rotations) for reconstructed ``positions`` (F, n, 3) of ``motion``'s frames:
+    twist seeded from the recording's first frame, then carried frame to frame; the recording's
+    channel layout and frame time are kept."""
+    return rotations_from_positions(skeleton, positions, motion.rotations[0], propagate=True,
+                                    frame_time=motion.frame_time, layout=motion.layout)
+
+
+def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
+                     out: str | Path | None = None, progress: bool = False):
+    """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
+    reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
+
+    Returns (report, skeleton, motion of the chosen frames).
+    """
+    from fabrik.io.bvh import load_bvh, save_bvh
+
+    skeleton, motion = load_bvh(path)
+    start, stop, step = parse_frames(frames, motion.n_frames)
+    motion = motion.frames(start, stop, step)
+    truth = motion.world_positions(skeleton)
+    if out is not None and methods is not None and "fabrik" not in methods:
+        methods = ["fabrik", *methods]
+    report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
+                         progress=progress, source=Path(path).name)
+    if out is not None:
+        rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
+        save_bvh(out, skeleton, rec)
+    return report, skeleton, motion
+
+
+__all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "default_effectors",
+           "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "DEFAULT_METHODS"]
