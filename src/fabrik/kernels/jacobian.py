@@ -117,6 +117,87 @@ def solve_sym3(a, b):
 
 
 @njit(cache=True, error_model="numpy")
+def gram(jac):
+    """J J^T (3 x 3) of a 3-row matrix."""
+    a = np.zeros((3, 3))
+    m = jac.shape[1]
+    for r in range(3):
+        for q in range(r, 3):
+            acc = 0.0
+            for c in range(m):
+                acc += jac[r, c] * jac[q, c]
+            a[r, q] = acc
+            a[q, r] = acc
+    return a
+
+
+@njit(cache=True, error_model="numpy")
+def svd3(jac):
+    """Thin SVD of a 3 x m matrix: (u (3, 3), s (3,) descending, vt (3, m)) with J = u diag(s) vt.
+
+    One-sided Jacobi (Hestenes) on the m x 3 matrix J^T: plane rotations Q make the columns of
+    W = J^T Q orthogonal; then s_i = |W_i|, u = Q and the rows of vt are W_i / s_i. Accurate to
+    rounding for every singular value, and much cheaper than a general LAPACK call for 3 rows.
+    Rows of vt for zero singular values are left zero.
+    """
+    m = jac.shape[1]
+    w = np.empty((3, m))  # rows are the columns of W
+    for r in range(3):
+        for c in range(m):
+            w[r, c] = jac[r, c]
+    q = np.eye(3)
+    for sweep in range(30):
+        off = 0.0
+        for i in range(2):
+            for j in range(i + 1, 3):
+                alpha = 0.0
+                beta = 0.0
+                gamma = 0.0
+                for c in range(m):
+                    alpha += w[i, c] * w[i, c]
+                    beta += w[j, c] * w[j, c]
+                    gamma += w[i, c] * w[j, c]
+                if gamma == 0.0 or abs(gamma) <= 1e-15 * np.sqrt(alpha * beta):
+                    continue
+                off = max(off, abs(gamma) / np.sqrt(alpha * beta))
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                cs = 1.0 / np.sqrt(1.0 + t * t)
+                sn = cs * t
+                for c in range(m):
+                    wi = w[i, c]
+                    wj = w[j, c]
+                    w[i, c] = cs * wi - sn * wj
+                    w[j, c] = sn * wi + cs * wj
+                for r in range(3):
+                    qi = q[r, i]
+                    qj = q[r, j]
+                    q[r, i] = cs * qi - sn * qj
+                    q[r, j] = sn * qi + cs * qj
+        if off <= 1e-15:
+            break
+    s = np.zeros(3)
+    for i in range(3):
+        acc = 0.0
+        for c in range(m):
+            acc += w[i, c] * w[i, c]
+        s[i] = np.sqrt(acc)
+    order = np.argsort(-s)
+    u = np.empty((3, 3))
+    vt = np.zeros((3, m))
+    s_sorted = np.empty(3)
+    for k in range(3):
+        i = order[k]
+        s_sorted[k] = s[i]
+        for r in range(3):
+            u[r, k] = q[r, i]
+        if s[i] > 0.0:
+            for c in range(m):
+                vt[k, c] = w[i, c] / s[i]
+    return u, s_sorted, vt
+
+
+@njit(cache=True, error_model="numpy")
 def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
     """The joint-angle step (radians) for effector error ``err`` (3,), written into ``dtheta``.
 
@@ -133,7 +214,12 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
         if alpha > 0.0:
             a = alpha
         else:
-            jjte = jac @ dtheta
+            jjte = np.zeros(3)
+            for r in range(3):
+                acc = 0.0
+                for c in range(m):
+                    acc += jac[r, c] * dtheta[c]
+                jjte[r] = acc
             num = err[0] * jjte[0] + err[1] * jjte[1] + err[2] * jjte[2]
             den = jjte[0] * jjte[0] + jjte[1] * jjte[1] + jjte[2] * jjte[2]
             a = num / den if den > 0.0 else 0.0
@@ -141,7 +227,7 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
             dtheta[c] *= a
         clamp_max_abs(dtheta, max_angle_step)
     elif mode == DLS:
-        a = jac @ jac.T
+        a = gram(jac)
         lam2 = damping * damping
         for r in range(3):
             a[r, r] += lam2
@@ -150,7 +236,7 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
             dtheta[c] = jac[0, c] * f[0] + jac[1, c] * f[1] + jac[2, c] * f[2]
         clamp_max_abs(dtheta, max_angle_step)
     else:
-        u, s, vt = np.linalg.svd(jac, full_matrices=False)
+        u, s, vt = svd3(jac)
         for c in range(m):
             dtheta[c] = 0.0
         if mode == SVD_DLS:

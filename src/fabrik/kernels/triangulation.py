@@ -13,14 +13,17 @@ cannot get that close (``R < |c - a|``) straight at the target (``c' = |c - a|``
 ``c'`` stays within ``[r, R]`` whenever the target is reachable, so every reachable target is
 reached in one pass; an unreachable one leaves the chain straight, pointing at it.
 
-Arrays are (n, 3); 2D chains (z = 0) stay planar: every new direction is a combination of the
-target direction and the current bone direction (or an in-plane perpendicular).
+As in the original (which works on joint angles), turning joint ``i`` rotates the whole sub-chain
+beyond it rigidly (Rodrigues), so a pass costs O(n^2) like a CCD sweep and the "current" direction
+of the next bone is the one it was carried to. Arrays are (n, 3); 2D chains (z = 0) stay planar:
+every new direction is a combination of the target direction and the current bone direction (or
+an in-plane perpendicular) and every rotation axis is +-z.
 """
 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import chain_scale, start_pose, unit_or
+from fabrik.kernels.ccd import chain_scale, rotate_tail, start_pose, unit_or
 from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
@@ -43,8 +46,8 @@ def triangle_area(x, y, z):
 def triangulation_chain(initial, bone_lengths, target, root, tol):
     """Solve one chain by Triangulation. Returns (positions, iterations, error, status_code).
 
-    initial: (n, 3) start pose (never mutated; its directions, hung from ``root`` with the exact
-    bone lengths, are the "current" bone directions); bone_lengths (n-1,); target, root (3,).
+    initial: (n, 3) start pose (never mutated; its bone directions, hung from ``root`` with the
+    exact bone lengths, are the starting joint angles); bone_lengths (n-1,); target, root (3,).
     Iterations is 1 (0 when the start pose is already within ``tol``).
     """
     p = start_pose(initial, bone_lengths, root, target)
@@ -63,32 +66,22 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
     for i in range(nb - 1, -1, -1):
         outer[i] = outer[i + 1] + bone_lengths[i]
         longest[i] = max(longest[i + 1], bone_lengths[i])
-    old_next = np.empty(3)
     u = np.empty(3)
     cur = np.empty(3)
     w = np.empty(3)
+    new_dir = np.empty(3)
+    axis = np.empty(3)
     for i in range(nb):
         a = bone_lengths[i]
-        for k in range(3):
-            old_next[k] = p[i + 1, k]
         if a <= 0.0:
-            for k in range(3):
-                p[i + 1, k] = p[i, k]
-            continue
+            continue  # nothing to turn: joint i+1 sits on joint i
         c = dist3v(p, i, target)
-        # current direction of the bone: from the (moved) joint i to where joint i+1 was
-        unit_or(old_next[0] - p[i, 0], old_next[1] - p[i, 1], old_next[2] - p[i, 2], cur, cur, -1.0)
-        if not (cur[0] * cur[0] + cur[1] * cur[1] + cur[2] * cur[2] > 0.5):
-            unit_or(target[0] - p[i, 0], target[1] - p[i, 1], target[2] - p[i, 2], cur, cur, -1.0)
-            if not (cur[0] * cur[0] + cur[1] * cur[1] + cur[2] * cur[2] > 0.5):
-                cur[0] = 1.0
-                cur[1] = 0.0
-                cur[2] = 0.0
+        # the bone's current direction (the sub-chain beyond joint i has been carried rigidly by
+        # the rotations of the joints before it)
+        if not unit_or(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2], cur, cur, 0.5 * a):
+            continue  # cannot happen for a rigid pose; keep the pose rather than divide by zero
         if c <= eps:
-            # on the target: every direction gives c' = a; keep the current one
-            for k in range(3):
-                p[i + 1, k] = p[i, k] + a * cur[k]
-            continue
+            continue  # joint i on the target: every direction gives c' = a; keep the current one
         for k in range(3):
             u[k] = (target[k] - p[i, k]) / c
         big_r = outer[i + 1]
@@ -116,7 +109,27 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
             for k in range(3):
                 w[k] = side[k]
         for k in range(3):
-            p[i + 1, k] = p[i, k] + a * (cos_d * u[k] + sin_d * w[k])
+            new_dir[k] = cos_d * u[k] + sin_d * w[k]
+        # rotate the sub-chain beyond joint i (rigidly, about joint i) taking cur onto new_dir
+        cx = cur[1] * new_dir[2] - cur[2] * new_dir[1]
+        cy = cur[2] * new_dir[0] - cur[0] * new_dir[2]
+        cz = cur[0] * new_dir[1] - cur[1] * new_dir[0]
+        sn = np.sqrt(cx * cx + cy * cy + cz * cz)
+        cs = cur[0] * new_dir[0] + cur[1] * new_dir[1] + cur[2] * new_dir[2]
+        if sn > 1e-15:
+            axis[0] = cx / sn
+            axis[1] = cy / sn
+            axis[2] = cz / sn
+        elif cs < 0.0:
+            side = any_perpendicular(cur)  # half turn; about z for planar chains
+            axis[0] = cur[1] * side[2] - cur[2] * side[1]
+            axis[1] = cur[2] * side[0] - cur[0] * side[2]
+            axis[2] = cur[0] * side[1] - cur[1] * side[0]
+            cs = -1.0
+            sn = 0.0
+        else:
+            continue
+        rotate_tail(p, i, i + 1, axis, cs, sn)
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 1, err, REACHED
