@@ -14,10 +14,13 @@ for them is about the z axis, so they stay planar.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.fabrik_chain import PROGRESS_FRACTION, is_collinear_with_target
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+#: The no-progress stop (as FABRIK's): the effector moved less than ``tol`` in an iteration *and*
+#: the error fell by less than this fraction of itself.
+PROGRESS_FRACTION = 0.01
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -110,6 +113,46 @@ def rotate_tail_vec(p, j, first, wx, wy, wz):
     axis[1] = wy / angle
     axis[2] = wz / angle
     rotate_tail(p, j, first, axis, np.cos(angle), np.sin(angle))
+
+
+@njit(cache=True, error_model="numpy")
+def is_collinear_with_target(p, target, scale):
+    """True when every joint and the target lie on one line, to 1e-9 x ``scale``."""
+    n = p.shape[0]
+    # the point farthest from the root (a joint or the target) fixes the line's direction
+    best = dist3v(p, 0, target)
+    fx = target[0] - p[0, 0]
+    fy = target[1] - p[0, 1]
+    fz = target[2] - p[0, 2]
+    for i in range(1, n):
+        r = dist3(p, i, p, 0)
+        if r > best:
+            best = r
+            fx = p[i, 0] - p[0, 0]
+            fy = p[i, 1] - p[0, 1]
+            fz = p[i, 2] - p[0, 2]
+    if best <= TINY * scale:
+        return True
+    fx /= best
+    fy /= best
+    fz /= best
+    eps2 = (1e-9 * scale) ** 2
+    for i in range(1, n + 1):
+        if i < n:
+            vx = p[i, 0] - p[0, 0]
+            vy = p[i, 1] - p[0, 1]
+            vz = p[i, 2] - p[0, 2]
+        else:
+            vx = target[0] - p[0, 0]
+            vy = target[1] - p[0, 1]
+            vz = target[2] - p[0, 2]
+        along = vx * fx + vy * fy + vz * fz
+        ox = vx - along * fx
+        oy = vy - along * fy
+        oz = vz - along * fz
+        if ox * ox + oy * oy + oz * oz > eps2:
+            return False
+    return True
 
 
 @njit(cache=True, error_model="numpy")

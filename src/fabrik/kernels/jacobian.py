@@ -17,8 +17,8 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import bend, chain_scale, rotate_tail_vec, start_pose
-from fabrik.kernels.fabrik_chain import PROGRESS_FRACTION, is_collinear_with_target
+from fabrik.kernels.ccd import (PROGRESS_FRACTION, bend, chain_scale, is_collinear_with_target, rotate_tail_vec,
+                                start_pose)
 from fabrik.kernels.vec import dist3v
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
