@@ -171,7 +171,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
-                if not inside_inner_reach and perturbations < 3 and is_collinear_with_target(p, target, scale):
+                # Stuck on a reachable target: the straight-chain singularity of section 5.4, or
+                # a chain within rounding of it. Bend it by nudging the goal for one stage.
+                if not inside_inner_reach and perturbations < 3:
                     goal = perturbed_goal(p, target, bone_lengths, scale)
                     perturbations += 1
                     continue
