@@ -83,15 +83,17 @@ class _Tokens:
                         self.items.append((part, ln + 1))
         self.pos = 0
         self.path = path
-        self.last_line = stop
+        # where the HIERARCHY section stops: the MOTION line, or the end of the file
+        self.ends_at_motion = stop < len(lines)
+        self.last_line = stop + 1 if self.ends_at_motion else max(stop, 1)
+        self.end_what = "MOTION" if self.ends_at_motion else "the end of the file (truncated?)"
 
     def peek(self) -> tuple[str, int] | None:
         return self.items[self.pos] if self.pos < len(self.items) else None
 
     def next(self, expecting: str) -> tuple[str, int]:
         if self.pos >= len(self.items):
-            raise BVHError(f"unexpected end of the HIERARCHY section, expecting {expecting}", self.last_line,
-                           self.path)
+            raise BVHError(f"reached {self.end_what} while expecting {expecting}", self.last_line, self.path)
         item = self.items[self.pos]
         self.pos += 1
         return item
@@ -154,7 +156,7 @@ def _parse_hierarchy(tokens: _Tokens):
         while True:
             item = tokens.peek()
             if item is None:
-                raise BVHError(f"missing '}}' closing {name!r} (opened at line {open_line}): the file ends first",
+                raise BVHError(f"missing '}}' closing {name!r} (opened at line {open_line}) before {tokens.end_what}",
                                tokens.last_line, path)
             tok, ln = tokens.next("a block entry")
             if tok == "}":
@@ -209,8 +211,6 @@ def _parse_hierarchy(tokens: _Tokens):
                 block(index, "end", ln)
             elif tok == "ROOT":
                 raise BVHError("a second ROOT inside a joint (missing '}'?)", ln, path)
-            elif tok == "MOTION":
-                raise BVHError(f"missing '}}' closing {name!r} (opened at line {open_line}) before MOTION", ln, path)
             else:
                 raise BVHError(f"unexpected {tok!r} in {name!r} (expected OFFSET, CHANNELS, JOINT, End Site or '}}')",
                                ln, path)
@@ -438,6 +438,10 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
             written as End Sites, whose names then read back as ``f"{parent}_End"``).
         layout: channel layout to write instead of the motion's.
         decimals: decimals written for offsets, positions and angles (degrees).
+
+    Joints are written depth first (children in index order), which is also the order
+    ``load_bvh`` numbers them in; a skeleton built in another topological order reads back with
+    its joints in depth-first order.
 
     A joint whose layout lists fewer than 3 rotation channels (or whose position channels do not
     cover its translation) can only carry motions of that form; ValueError if the motion does

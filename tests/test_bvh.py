@@ -1,0 +1,427 @@
+"""BVH reading and writing: round trips, Euler orders, malformed files, independent readers."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+from fabrik.experiments.sample_motion import sample_walk
+from fabrik.io.bvh import BVHError, load_bvh, loads_bvh, save_bvh
+from fabrik.model.motion import ChannelLayout, Motion
+from fabrik.model.skeleton import Skeleton
+
+MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
+MOCAP_FILES = sorted(MOCAP.glob("*.bvh")) if MOCAP.is_dir() else []
+needs_mocap = pytest.mark.skipif(not MOCAP_FILES, reason=f"real mocap files not found in {MOCAP} "
+                                                          "(they live outside the project, ../shared/data/mocap)")
+
+
+# --- an independent reference reader ----------------------------------------------------------
+# Deliberately a different code path from fabrik.io.bvh: regular expressions over the whole
+# text, a recursive walk, per-frame scipy Euler conversion and explicit 4x4 transforms.
+
+def reference_positions(text: str) -> tuple[list[str], np.ndarray]:
+    """Joint names (End Sites as '<parent>/end') and world positions (F, n, 3)."""
+    head, motion = re.split(r"^\s*MOTION\s*$", text, maxsplit=1, flags=re.M)
+    toks = re.findall(r"\{|\}|[^\s{}]+", head)
+    joints = []  # (name, parent, offset, channels)
+    stack, i = [], 0
+    while i < len(toks):
+        t = toks[i]
+        if t in ("ROOT", "JOINT"):
+            joints.append([toks[i + 1], stack[-1] if stack else -1, None, []])
+            i += 2
+        elif t == "End":
+            joints.append([joints[stack[-1]][0] + "/end", stack[-1], None, []])
+            i += 2
+        elif t == "{":
+            stack.append(len(joints) - 1)
+            i += 1
+        elif t == "}":
+            stack.pop()
+            i += 1
+        elif t == "OFFSET":
+            joints[stack[-1]][2] = np.array([float(x) for x in toks[i + 1:i + 4]])
+            i += 4
+        elif t == "CHANNELS":
+            k = int(toks[i + 1])
+            joints[stack[-1]][3] = toks[i + 2:i + 2 + k]
+            i += 2 + k
+        else:
+            i += 1
+    rows = [list(map(float, line.split())) for line in motion.strip().splitlines()[2:] if line.strip()]
+    data = np.array(rows).reshape(len(rows), -1)
+    n_frames = data.shape[0]
+    out = np.zeros((n_frames, len(joints), 3))
+    world = []
+    col = 0
+    for j, (name, parent, offset, chans) in enumerate(joints):
+        local = np.tile(np.eye(4), (n_frames, 1, 1))
+        local[:, :3, 3] = offset
+        rot_axes, rot_cols = "", []
+        for c in chans:
+            if c.endswith("position"):
+                local[:, "XYZ".index(c[0]), 3] = data[:, col]
+            else:
+                rot_axes += c[0]
+                rot_cols.append(col)
+            col += 1
+        if rot_axes:
+            local[:, :3, :3] = Rotation.from_euler(rot_axes.upper(), data[:, rot_cols], degrees=True).as_matrix()
+        m = local if parent < 0 else world[parent] @ local
+        world.append(m)
+        out[:, j] = m[:, :3, 3]
+    return [j[0] for j in joints], out
+
+
+def _positions_close(a, b, height):
+    return float(np.max(np.abs(a - b))) <= 1e-6 * height
+
+
+# --- hand-made files ------------------------------------------------------------------------
+
+def small_bvh(orders=("ZXY", "YZX"), frames=None, root_channels="Xposition Yposition Zposition Zrotation Xrotation Yrotation",
+              extra_position=True) -> str:
+    """A 6-joint file: root, a joint with a zero OFFSET, a joint with position channels, End Sites."""
+    a, b = orders
+    cha = " ".join(f"{c}rotation" for c in a)
+    chb = " ".join(f"{c}rotation" for c in b)
+    pos = "Xposition Yposition Zposition " if extra_position else ""
+    nb = 6 if extra_position else 3
+    n_root = len(root_channels.split())
+    text = f"""HIERARCHY
+ROOT Pelvis
+{{
+\tOFFSET 0.5 1.0 -0.25
+\tCHANNELS {n_root} {root_channels}
+\tJOINT Zero
+\t{{
+\t\tOFFSET 0 0 0
+\t\tCHANNELS 3 {cha}
+\t\tJOINT Arm
+\t\t{{
+\t\t\tOFFSET 1.5 0.0 0.2
+\t\t\tCHANNELS {nb} {pos}{chb}
+\t\t\tEnd Site
+\t\t\t{{
+\t\t\t\tOFFSET 0.0 2.0 0.0
+\t\t\t}}
+\t\t}}
+\t}}
+\tJOINT Leg
+\t{{
+\t\tOFFSET 0 -1 0
+\t\tCHANNELS 3 Yrotation Xrotation Zrotation
+\t\tEnd Site
+\t\t{{
+\t\t\tOFFSET 0 -2 0.5
+\t\t}}
+\t}}
+}}
+MOTION
+"""
+    rng = np.random.default_rng(7)
+    n = n_root + 3 + nb + 3
+    rows = rng.uniform(-170, 170, size=(4, n)) if frames is None else np.asarray(frames)
+    text += f"Frames: {len(rows)}\nFrame Time: 0.0333333\n"
+    text += "\n".join(" ".join(f"{v:.4f}" for v in r) for r in rows) + "\n"
+    return text
+
+
+def test_small_file_structure():
+    skel, motion = loads_bvh(small_bvh())
+    assert skel.names == ("Pelvis", "Zero", "Arm", "Arm_End", "Leg", "Leg_End")
+    assert skel.parents.tolist() == [-1, 0, 1, 2, 0, 4]
+    assert motion.layout.end_sites == frozenset({3, 5})
+    assert motion.layout.channels[2][:3] == ("Xposition", "Yposition", "Zposition")
+    assert motion.n_frames == 4 and motion.frame_time == pytest.approx(0.0333333)
+    assert 2 in motion.joint_translations and 1 not in motion.joint_translations
+    np.testing.assert_allclose(skel.offsets[3], [0, 2, 0])
+
+
+@pytest.mark.parametrize("order", ["".join(p) for p in itertools.permutations("XYZ")])
+def test_euler_orders_match_scipy_and_round_trip(order, tmp_path):
+    text = small_bvh(orders=(order, order[::-1]))
+    skel, motion = loads_bvh(text)
+    rows = np.array([list(map(float, line.split())) for line in text.strip().splitlines()[-4:]])
+    # joint "Zero" (index 1): its 3 channels follow the root's 6
+    expect = Rotation.from_euler(order, rows[:, 6:9], degrees=True)
+    got = Rotation.from_quat(motion.rotations[:, 1])
+    assert np.allclose((expect.inv() * got).magnitude(), 0.0, atol=1e-12)
+    names, ref = reference_positions(text)
+    h = skel.height()
+    assert _positions_close(motion.world_positions(skel), ref, h)
+    save_bvh(tmp_path / "o.bvh", skel, motion)
+    out_text = (tmp_path / "o.bvh").read_text()
+    assert f"CHANNELS 3 {' '.join(c + 'rotation' for c in order)}" in out_text  # layout kept
+    skel2, motion2 = load_bvh(tmp_path / "o.bvh")
+    assert skel2.names == skel.names
+    assert _positions_close(motion2.world_positions(skel2), ref, h)
+    assert _positions_close(reference_positions(out_text)[1], ref, h)
+
+
+def test_three_channel_root_and_no_position_channels(tmp_path):
+    text = small_bvh(root_channels="Zrotation Yrotation Xrotation", extra_position=False)
+    skel, motion = loads_bvh(text)
+    np.testing.assert_allclose(motion.root_positions, np.repeat([[0.5, 1.0, -0.25]], 4, axis=0))
+    ref = reference_positions(text)[1]
+    assert _positions_close(motion.world_positions(skel), ref, skel.height())
+    save_bvh(tmp_path / "o.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "o.bvh")
+    assert m2.layout == motion.layout
+    assert _positions_close(m2.world_positions(s2), ref, skel.height())
+
+
+def test_zero_bones_and_glued_braces():
+    text = small_bvh().replace("\t{\n\t\tOFFSET 0 0 0", "{ OFFSET 0 0 0")
+    skel, motion = loads_bvh(text)
+    assert skel.bone_lengths[1] == 0.0
+    assert _positions_close(motion.world_positions(skel), reference_positions(small_bvh())[1], skel.height())
+
+
+def test_new_motion_saves_with_default_zyx_layout(tmp_path):
+    skel = Skeleton.from_parents(["a", "b", "c", "d"], [-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 0.5, 0]])
+    rng = np.random.default_rng(3)
+    motion = Motion(Rotation.random(5 * 4, random_state=rng).as_quat().reshape(5, 4, 4), rng.normal(size=(5, 3)))
+    save_bvh(tmp_path / "n.bvh", skel, motion)
+    text = (tmp_path / "n.bvh").read_text()
+    assert "CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation" in text
+    assert "CHANNELS 3 Zrotation Yrotation Xrotation" in text
+    assert text.count("End Site") == 2  # leaves c and d
+    s2, m2 = load_bvh(tmp_path / "n.bvh")
+    assert s2.names == ("a", "b", "b_End", "b_End2")
+    assert _positions_close(m2.world_positions(s2), motion.world_positions(skel), 2.0)
+
+
+def test_sample_walk_round_trip(tmp_path):
+    skel, motion = sample_walk()
+    save_bvh(tmp_path / "walk.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "walk.bvh")
+    assert s2.names == skel.names
+    np.testing.assert_allclose(s2.offsets, skel.offsets)
+    h = skel.height()
+    p = motion.world_positions(skel)
+    assert _positions_close(m2.world_positions(s2), p, h)
+    assert _positions_close(reference_positions((tmp_path / "walk.bvh").read_text())[1], p, h)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), frames=st.integers(1, 4),
+       order=st.sampled_from(["".join(p) for p in itertools.permutations("XYZ")]))
+def test_random_motion_round_trip(tmp_path_factory, seed, n, frames, order):
+    rng = np.random.default_rng(seed)
+    parents, path = [-1], [0]  # depth-first pre-order: each joint hangs from the path to the last one
+    for i in range(1, n):
+        path = path[: int(rng.integers(1, len(path) + 1))]
+        parents.append(path[-1])
+        path.append(i)
+    offsets = rng.normal(size=(n, 3)) * (rng.random((n, 1)) > 0.2)  # some zero-length bones
+    skel = Skeleton.from_parents([f"j{i}" for i in range(n)], parents, offsets)
+    chans = tuple(() if (i in skel.leaves and i) else
+                  (("Xposition", "Yposition", "Zposition") if i == 0 else ()) + tuple(c + "rotation" for c in order)
+                  for i in range(n))
+    layout = ChannelLayout(chans, frozenset(i for i in skel.leaves if i))
+    quat = Rotation.random(frames * n, random_state=rng).as_quat().reshape(frames, n, 4)
+    motion = Motion(quat, rng.normal(size=(frames, 3)) * 5, layout=layout)
+    path = tmp_path_factory.mktemp("rt") / "r.bvh"
+    save_bvh(path, skel, motion)
+    s2, m2 = load_bvh(path)
+    inner = [i for i in range(n) if i not in layout.end_sites]  # End Sites are renamed <parent>_End
+    assert [s2.names[i] for i in inner] == [skel.names[i] for i in inner]
+    h = max(skel.height(), 1e-3)
+    p = motion.world_positions(skel)
+    assert _positions_close(m2.world_positions(s2), p, h)
+
+
+# --- real files -----------------------------------------------------------------------------
+
+@needs_mocap
+@pytest.mark.mocap
+@pytest.mark.parametrize("path", MOCAP_FILES, ids=lambda p: p.name)
+def test_mocap_read_write_read(path, tmp_path):
+    skel, motion = load_bvh(path)
+    assert skel.n_joints == 38 and len(motion.layout.end_sites) == 7
+    assert motion.frame_time == pytest.approx(1 / 120, rel=1e-3)
+    p = motion.world_positions(skel)
+    h = skel.height()
+    names, ref = reference_positions(path.read_text())
+    assert _positions_close(p, ref, h)
+    save_bvh(tmp_path / "o.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "o.bvh")
+    assert s2.names == skel.names and m2.layout == motion.layout
+    np.testing.assert_allclose(s2.offsets, skel.offsets, atol=1e-12)
+    assert _positions_close(m2.world_positions(s2), p, h)
+
+
+@needs_mocap
+@pytest.mark.mocap
+def test_mocap_against_bvhio(tmp_path):
+    bvhio = pytest.importorskip("bvhio", reason="independent PyPI reader bvhio not installed")
+    path = MOCAP_FILES[0]
+    skel, motion = load_bvh(path)
+    save_bvh(tmp_path / "o.bvh", skel, motion.frames(0, 100))
+    p = motion.world_positions(skel)
+    h = skel.height()
+    for file in (path, tmp_path / "o.bvh"):
+        root = bvhio.readAsHierarchy(str(file))
+        layout = root.layout()
+        assert len(layout) == skel.n_joints - len(motion.layout.end_sites)
+        for f in (0, 50, 99):
+            root.loadPose(f)
+            for joint, _, _ in layout:
+                # bvhio computes in float32: agreement to ~1e-6 of the positions' size
+                assert np.max(np.abs(np.array(joint.PositionWorld) - p[f, skel.index(joint.Name)])) <= 1e-6 * h
+
+
+def test_sample_walk_against_bvhio(tmp_path):
+    bvhio = pytest.importorskip("bvhio", reason="independent PyPI reader bvhio not installed")
+    skel, motion = sample_walk()
+    save_bvh(tmp_path / "walk.bvh", skel, motion)
+    p = motion.world_positions(skel)
+    root = bvhio.readAsHierarchy(str(tmp_path / "walk.bvh"))
+    for f in (0, 37, motion.n_frames - 1):
+        root.loadPose(f)
+        for joint, _, _ in root.layout():
+            got = np.array(joint.PositionWorld)
+            assert np.max(np.abs(got - p[f, skel.index(joint.Name)])) <= 1e-6 * skel.height()
+
+
+# --- malformed files ------------------------------------------------------------------------
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i + 1 for i, line in enumerate(text.splitlines()) if needle in line)
+
+
+def _raises_at(text, line, *words):
+    with pytest.raises(BVHError) as info:
+        loads_bvh(text)
+    assert info.value.line == line, str(info.value)
+    assert f"line {line}" in str(info.value)
+    for w in words:
+        assert w in str(info.value), str(info.value)
+    return info.value
+
+
+def test_bvherror_is_valueerror():
+    assert issubclass(BVHError, ValueError)
+
+
+def test_truncated_in_frames():
+    text = small_bvh()
+    cut = "\n".join(text.splitlines()[:-2]) + "\n"  # two frame lines missing
+    _raises_at(cut, len(cut.splitlines()), "Frames: 4", "only 2", "truncated")
+
+
+def test_truncated_mid_line():
+    text = small_bvh()
+    cut = text[: text.rstrip().rfind(" ")]  # last frame line loses its last value
+    _raises_at(cut, len(cut.splitlines()), "frame 4", "values")
+
+
+def test_truncated_in_hierarchy():
+    text = small_bvh()
+    cut = "\n".join(text.splitlines()[:12])
+    err = _raises_at(cut, 12, "missing '}'")
+    assert "Arm" in str(err)
+
+
+def test_wrong_value_count_on_a_frame_line():
+    lines = small_bvh().splitlines()
+    lines[-2] += " 1.0"
+    text = "\n".join(lines)
+    _raises_at(text, len(lines) - 1, "frame 3", "declares")
+
+
+def test_non_number_in_frame():
+    lines = small_bvh().splitlines()
+    vals = lines[-3].split()
+    vals[4] = "1.2.3"
+    lines[-3] = " ".join(vals)
+    _raises_at("\n".join(lines), len(lines) - 2, "value 5", "'1.2.3'")
+
+
+def test_nan_in_frame_is_rejected():
+    lines = small_bvh().splitlines()
+    vals = lines[-1].split()
+    vals[0] = "nan"
+    lines[-1] = " ".join(vals)
+    _raises_at("\n".join(lines), len(lines), "finite")
+
+
+def test_non_number_in_offset():
+    text = small_bvh().replace("OFFSET 1.5 0.0 0.2", "OFFSET 1.5 abc 0.2")
+    _raises_at(text, _line_of(text, "abc"), "OFFSET", "'abc'")
+
+
+def test_unknown_channel_name():
+    text = small_bvh().replace("CHANNELS 3 Yrotation Xrotation Zrotation", "CHANNELS 3 Yrotation Wrotation Zrotation")
+    _raises_at(text, _line_of(text, "Wrotation"), "unknown channel", "Wrotation")
+
+
+def test_channel_count_disagrees_with_names():
+    text = small_bvh().replace("CHANNELS 3 Yrotation Xrotation Zrotation", "CHANNELS 4 Yrotation Xrotation Zrotation")
+    _raises_at(text, _line_of(text, "CHANNELS 4"), "declares 4")
+    text = small_bvh().replace("CHANNELS 3 Yrotation Xrotation Zrotation", "CHANNELS 2 Yrotation Xrotation Zrotation")
+    _raises_at(text, _line_of(text, "CHANNELS 2"), "declares 2", "more")
+
+
+def test_missing_open_brace():
+    text = small_bvh().replace("JOINT Leg\n\t{\n", "JOINT Leg\n")
+    _raises_at(text, _line_of(text, "JOINT Leg") + 1, "expected '{'")
+
+
+def test_extra_close_brace():
+    lines = small_bvh().splitlines()
+    k = _line_of("\n".join(lines), "MOTION") - 1
+    lines.insert(k, "}")
+    _raises_at("\n".join(lines), k + 1, "extra")
+
+
+def test_missing_close_brace_before_motion():
+    lines = small_bvh().splitlines()
+    k = _line_of("\n".join(lines), "MOTION") - 1
+    del lines[k - 1]  # the root's closing brace
+    text = "\n".join(lines)
+    _raises_at(text, _line_of(text, "MOTION"), "missing '}'", "'Pelvis'", "before MOTION")
+
+
+def test_frames_count_mismatch_extra_lines():
+    lines = small_bvh().splitlines()
+    lines.append(lines[-1])
+    _raises_at("\n".join(lines), len(lines), "more frame lines", "Frames: 4")
+
+
+def test_missing_motion_and_bad_headers():
+    text = small_bvh()
+    head = text[: text.index("MOTION")]
+    _raises_at(head, len(head.splitlines()), "missing MOTION")
+    _raises_at(text.replace("Frames: 4", "Frames: four"), _line_of(text, "Frames:"), "Frames")
+    _raises_at(text.replace("Frame Time: 0.0333333", "Frame Time: -1"), _line_of(text, "Frame Time"), "> 0")
+    _raises_at("HIERARCHX\n" + text[10:], 1, "HIERARCHY")
+
+
+def test_duplicate_joint_name():
+    text = small_bvh().replace("JOINT Leg", "JOINT Arm")
+    second = [i + 1 for i, line in enumerate(text.splitlines()) if "JOINT Arm" in line][1]
+    _raises_at(text, second, "used twice")
+
+
+def test_error_names_file(tmp_path):
+    p = tmp_path / "bad.bvh"
+    p.write_text("HIERARCHY\nROOT a\n{\n")
+    with pytest.raises(BVHError, match=r"bad\.bvh: line \d+"):
+        load_bvh(p)
+
+
+def test_save_rejects_motion_its_layout_cannot_carry(tmp_path):
+    skel, motion = loads_bvh(small_bvh(root_channels="Zrotation Yrotation Xrotation"))
+    moved = Motion(motion.rotations, motion.root_positions + 1.0, motion.frame_time, layout=motion.layout)
+    with pytest.raises(ValueError, match="no position channels"):
+        save_bvh(tmp_path / "x.bvh", skel, moved)
