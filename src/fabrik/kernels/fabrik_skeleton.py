@@ -30,8 +30,7 @@ division is made by a distance below ``TINY * scale``. Status codes follow
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.fabrik_chain import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
-                                         max_joint_move)
+from fabrik.kernels.fabrik_chain import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY
 
 #: Returned as the status when a target index is out of range or appears twice.
@@ -127,6 +126,20 @@ def any_unreachable(target_idx, targets, root, reach):
 
 
 @njit(cache=True, error_model="numpy")
+def max_joint_move(p, q):
+    """The largest distance any joint moved between poses ``q`` and ``p``, both (n, 3)."""
+    best = 0.0
+    for i in range(p.shape[0]):
+        x = p[i, 0] - q[i, 0]
+        y = p[i, 1] - q[i, 1]
+        z = p[i, 2] - q[i, 2]
+        d = x * x + y * y + z * z
+        if d > best:
+            best = d
+    return np.sqrt(best)
+
+
+@njit(cache=True, error_model="numpy")
 def effectors_stalled(p, before, target_idx, tol, err, prev_err):
     """The first half of the no-progress test: no effector moved by ``tol`` since ``before``
     (k, 3) and the largest error fell by less than ``PROGRESS_FRACTION`` of itself."""
@@ -201,6 +214,12 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 for c in range(3):
                     carried[i, c] = lengths[i] * rest_dirs[i, c]
 
+    active_list = np.empty(n, dtype=np.int64)
+    n_active = 0
+    for i in range(n):
+        if active[i]:
+            active_list[n_active] = i
+            n_active += 1
     proposal_sum = np.zeros((n, 3))
     proposal_count = np.zeros(n, dtype=np.int64)
     before = np.empty((k, 3))
@@ -215,14 +234,14 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if check_pose:
             snapshot[:, :] = p
         # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
-        for i in range(n):
+        for a in range(n_active):
+            i = active_list[a]
             proposal_count[i] = 0
             proposal_sum[i, 0] = 0.0
             proposal_sum[i, 1] = 0.0
             proposal_sum[i, 2] = 0.0
-        for i in range(n - 1, 0, -1):
-            if not active[i]:
-                continue
+        for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+            i = active_list[a]
             s = slot[i]
             if s >= 0:
                 p[i, 0] = targets[s, 0]

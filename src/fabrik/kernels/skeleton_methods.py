@@ -7,18 +7,20 @@ parts of the tree about a joint, so bone lengths stay as they are; every pose is
 rebuilt once at the start and once at the end with each bone rescaled to its exact length, which
 removes rounding drift (zero-length bones stay zero).
 
-Every joint is a ball joint (3 degrees of freedom); the root's position is fixed at ``root`` (the
-whole pose is translated there first) but it may rotate. Status codes and the stopping rules are
-those of ``fabrik_skeleton``.
+Degrees of freedom: every bone turns about its parent joint as a ball joint (3 degrees of
+freedom), independently of its siblings, carrying everything below it. At a chain joint this is
+the usual ball joint; at a sub-base it gives each child bone its own ball joint (hips and lower
+spine hanging from the pelvis, clavicles and neck from the chest), the same freedom FABRIK's
+point model has. The root's position is fixed at ``root`` (the whole pose is translated there
+first). Status codes and the stopping rules are those of ``fabrik_skeleton``.
 """
 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.fabrik_chain import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
-                                         max_joint_move)
+from fabrik.kernels.fabrik_chain import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable, effector_errors, mark_targets,
-                                            resolve_root)
+                                            max_joint_move, resolve_root)
 from fabrik.kernels.vec import TINY, any_perpendicular
 
 #: ``method`` codes of ``jacobian_skeleton``.
@@ -137,10 +139,10 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     """CCD for several end effectors, effector by effector as games do.
 
     One iteration visits the effectors in the order of ``target_idx``; for each one not yet within
-    ``tol`` it makes one CCD sweep: for every joint on the path from the effector's parent up to
-    the root, or up to the nearest targeted (pinned) ancestor, inclusive, it rotates the whole
-    subtree below that joint about it so that the effector points at its target. A sweep for one
-    effector moves others that hang below the same joints, as in game engines.
+    ``tol`` it makes one CCD sweep: for every bone on the path from the effector up to the root,
+    or up to the nearest targeted (pinned) ancestor, innermost last, it turns that bone (with
+    everything below it) about its parent joint so that the effector points at its target. A
+    sweep for one effector moves others that hang below the same bones, as in game engines.
 
     Arguments as ``fabrik_skeleton`` plus the depth-first arrays. Returns (positions, iterations,
     errors (k,), status).
@@ -181,6 +183,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
             e = target_idx[t]
             if e == 0:
                 continue
+            child = e
             j = parents[e]
             while j >= 0:
                 d2 = 0.0
@@ -195,7 +198,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
                 nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
                 if na > eps and nb > eps:
                     rot = rotation_between(a, b)
-                    for m in range(position[j] + 1, subtree_end[j]):
+                    for m in range(position[child], subtree_end[child]):
                         i = order[m]
                         x = p[i, 0] - p[j, 0]
                         y = p[i, 1] - p[j, 1]
@@ -205,6 +208,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
                         p[i, 2] = p[j, 2] + rot[2, 0] * x + rot[2, 1] * y + rot[2, 2] * z
                 if slot[j] >= 0:
                     break
+                child = j
                 j = parents[j]
         it += 1
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
@@ -228,10 +232,11 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
                       tol, max_iter, method, damping, max_angle_step, max_error_step, alpha):
     """Jacobian IK for several end effectors stacked into one system (Buss & Kim 2005).
 
-    Rows: 3 per effector (its position); columns: 3 per joint that has a targeted joint below it
-    (a ball joint: rotation about the world x, y, z axes through the joint), the root included.
-    Entry block (effector e, joint j) is d p_e / d w_j = w_j x (p_e - p_j), zero unless j is an
-    ancestor of e. Each iteration:
+    Rows: 3 per effector (its position); columns: 3 per bone on a path from the root to a target,
+    labelled by the bone's child joint c (a ball joint at its parent q: rotation about the world
+    x, y, z axes through q, turning c's bone and everything below it). Entry block (effector e,
+    bone c) is d p_e / d w_c = w_c x (p_e - p_q), zero unless c is e or an ancestor of e. Each
+    iteration:
 
     * the error vector stacks ``target - effector`` per effector, each clamped to length
       ``max_error_step`` (Buss & Kim's target clamping);
@@ -265,15 +270,11 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
     if err <= tol:
         return p, 0, errors, REACHED
 
-    # pivot joints: those with an active child (strict ancestors of some target)
+    # one ball joint per bone on a path to a target (the bone's child joint is active)
     col = np.full(n, -1, dtype=np.int64)
-    is_pivot = np.zeros(n, dtype=np.bool_)
+    n_cols = 0
     for i in range(1, n):
         if active[i]:
-            is_pivot[parents[i]] = True
-    n_cols = 0
-    for i in range(n):
-        if is_pivot[i]:
             col[i] = n_cols
             n_cols += 3
     n_rows = 3 * k
@@ -307,13 +308,14 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
             e_vec[3 * t] = s * x
             e_vec[3 * t + 1] = s * y
             e_vec[3 * t + 2] = s * z
-        # Jacobian: block (t, a) = -[p_e - p_a]_x for every ancestor a of the effector
+        # Jacobian: block (t, bone c) = -[p_e - p_parent(c)]_x for e and every ancestor c of e
         jac[:, :] = 0.0
         for t in range(k):
             e = target_idx[t]
-            a = parents[e]
-            while a >= 0:
-                c0 = col[a]
+            b = e
+            while b > 0:
+                a = parents[b]
+                c0 = col[b]
                 rx = p[e, 0] - p[a, 0]
                 ry = p[e, 1] - p[a, 1]
                 rz = p[e, 2] - p[a, 2]
@@ -324,7 +326,7 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
                 jac[r0 + 1, c0 + 2] = rx
                 jac[r0 + 2, c0] = ry
                 jac[r0 + 2, c0 + 1] = -rx
-                a = parents[a]
+                b = a
         if n_cols == 0:
             it += 1
             break
@@ -368,29 +370,24 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
             s = max_angle_step / biggest
             for c in range(n_cols):
                 dw[c] *= s
-        # apply: world[j] = rotation carried by the bones whose parent is j
+        # apply: world[i] = the rotation of bone i (deepest first, in world axes)
         for i in range(n):
             for c in range(3):
                 src[i, c] = p[i, c]
-        for i in range(n):
+        world[0] = np.eye(3)
+        for i in range(1, n):
             q = parents[i]
-            if is_pivot[i]:
+            if col[i] >= 0:
                 rot = rotation_vector_matrix(dw[col[i]], dw[col[i] + 1], dw[col[i] + 2])
-                if q >= 0:
-                    world[i] = world[q] @ rot
-                else:
-                    world[i] = rot
-            elif q >= 0:
-                world[i] = world[q]
+                world[i] = world[q] @ rot
             else:
-                world[i] = np.eye(3)
-            if q >= 0:
-                x = src[i, 0] - src[q, 0]
-                y = src[i, 1] - src[q, 1]
-                z = src[i, 2] - src[q, 2]
-                w = world[q]
-                for c in range(3):
-                    p[i, c] = p[q, c] + w[c, 0] * x + w[c, 1] * y + w[c, 2] * z
+                world[i] = world[q]
+            x = src[i, 0] - src[q, 0]
+            y = src[i, 1] - src[q, 1]
+            z = src[i, 2] - src[q, 2]
+            w = world[i]
+            for c in range(3):
+                p[i, c] = p[q, c] + w[c, 0] * x + w[c, 1] * y + w[c, 2] * z
         it += 1
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
         if err <= tol:

@@ -5,12 +5,14 @@ Registered skeleton methods (use ``fabrik.solve(skeleton, targets=..., method=na
 * ``"ccd"``: CCD effector by effector, as games do: per iteration, for each effector in turn, one
   CCD sweep along its path to the root (or to the nearest targeted ancestor, which stays pinned).
 * ``"jacobian-transpose"``, ``"jacobian-dls"``, ``"jacobian-svd-dls"``: every effector stacked
-  into one system (3 rows per effector, 3 columns per joint with a target below it; ball joints
-  in world axes; the root's position fixed, its rotation free), with Buss & Kim's clamping of
+  into one system (3 rows per effector, 3 columns per bone on a path to a target; ball joints in
+  world axes; the root's position fixed), with Buss & Kim's clamping of
   each effector's error (``max_error_step``) and of the joint-angle step (``max_angle_step``);
   options as the chain methods of ``fabrik.solvers.jacobian``.
 
-All keep bone lengths exactly (joints move by rotations applied to bones, and every returned pose
+Every bone turns about its parent joint as a ball joint, independently of its siblings (at a
+sub-base each child bone has its own ball joint: the same freedom as FABRIK's point model, e.g.
+hips and spine hanging separately from the pelvis). All keep bone lengths exactly (joints move by rotations applied to bones, and every returned pose
 is rebuilt with exact lengths), never return NaN and stop by the same rules as skeleton FABRIK
 (``reached`` / ``unreachable`` / ``stalled`` / ``max_iterations``). Inputs are those of
 ``fabrik.solvers.skeleton_fabrik.solve_fabrik_skeleton``. Untargeted subtrees turn rigidly with
