@@ -53,29 +53,37 @@ def is_collinear_with_target(p, target, scale):
 
 
 @njit(cache=True, error_model="numpy")
-def perturbed_goal(p, target, bone_lengths, scale):
-    """The target nudged off the chain's line by a tenth of the shortest bone (section 5.4).
+def bend_chain(p, target, bone_lengths, scale, fallback):
+    """Bend a stuck chain by a small angle (section 5.4), in place.
 
-    Used for one forward stage only: it bends the chain slightly so that the next iterations
-    leave the line; the real target is used from then on.
+    Every joint after the root is shifted sideways (perpendicular to the root-to-target line, in
+    the z = 0 plane for planar chains) by a tenth of the shortest bone, then the bone lengths are
+    restored outwards from the root. The first bone tilts by a small angle, which takes the chain
+    off the line through the target (straight) or folded back on itself (folded).
     """
     n = p.shape[0]
     u = np.zeros(3)
-    r = dist3(p, n - 1, p, 0)
-    if r > TINY * scale:
-        for k in range(3):
-            u[k] = (p[n - 1, k] - p[0, k]) / r
+    r = dist3v(p, 0, target)
+    if r <= TINY * scale:
+        r = dist3(p, n - 1, p, 0)
+        if r > TINY * scale:
+            for k in range(3):
+                u[k] = (p[n - 1, k] - p[0, k]) / r
+        else:
+            u[0] = 1.0
     else:
-        u[0] = 1.0
+        for k in range(3):
+            u[k] = (target[k] - p[0, k]) / r
     side = any_perpendicular(u)
     shortest = scale
     for i in range(bone_lengths.shape[0]):
         if 0.0 < bone_lengths[i] < shortest:
             shortest = bone_lengths[i]
-    goal = target.copy()
-    for k in range(3):
-        goal[k] += 0.1 * shortest * side[k]
-    return goal
+    for i in range(1, n):
+        for k in range(3):
+            p[i, k] += 0.1 * shortest * side[k]
+    for i in range(n - 1):
+        place_on_line(p, i + 1, i, bone_lengths[i], fallback)
 
 
 @njit(cache=True, error_model="numpy")
@@ -129,7 +137,6 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     if err <= tol and dist3v(p, 0, root) == 0.0:
         return p, 0, err, REACHED
 
-    goal = target  # replaced by a nudged copy for one forward stage at the singularity
     perturbations = 0
     # The no-progress test runs in two steps so that the hot loop pays nothing for it: when the
     # effector looks stalled, a snapshot of the pose is taken, and the next iteration declares a
@@ -147,10 +154,10 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
             if snapshot is p:
                 snapshot = np.empty_like(p)
             snapshot[:, :] = p
-        # forward reaching: effector onto the goal, then inwards to the root
-        p[last, 0] = goal[0]
-        p[last, 1] = goal[1]
-        p[last, 2] = goal[2]
+        # forward reaching: effector onto the target, then inwards to the root
+        p[last, 0] = target[0]
+        p[last, 1] = target[1]
+        p[last, 2] = target[2]
         for i in range(last - 1, -1, -1):
             place_on_line(p, i, i + 1, bone_lengths[i], fallback)
         # backward reaching: root back onto its base, then outwards to the effector
@@ -160,7 +167,6 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         for i in range(last):
             place_on_line(p, i + 1, i, bone_lengths[i], fallback)
         it += 1
-        goal = target
         ex = p[last, 0] - target[0]
         ey = p[last, 1] - target[1]
         ez = p[last, 2] - target[2]
@@ -172,9 +178,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
                 # Stuck on a reachable target: the straight-chain singularity of section 5.4, or
-                # a chain within rounding of it. Bend it by nudging the goal for one stage.
+                # a chain within rounding of it (straight or folded). Bend it and go on.
                 if not inside_inner_reach and perturbations < 3:
-                    goal = perturbed_goal(p, target, bone_lengths, scale)
+                    bend_chain(p, target, bone_lengths, scale, fallback)
                     perturbations += 1
                     continue
                 return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
