@@ -16,7 +16,8 @@ from numba import njit
 from fabrik.kernels.constraints import limit_direction, limit_twist
 from fabrik.kernels.fabrik_constrained import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.fabrik_constrained import orientation_error
-from fabrik.kernels.frames import frames_along, rotate_frame, rotation_between, transport, twist_about_y, twist_between
+from fabrik.kernels.frames import (frames_along, rotate_frame, rotation_between, set_frame, transport, twist_about_y,
+                                   twist_between)
 from fabrik.kernels.vec import TINY
 
 
@@ -124,10 +125,17 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
                 rotate_frame(tmp, frames[i], Q)
                 frames[i, :, :] = tmp
             frames[n - 1, :, :] = frames[n - 2]
-        # re-seat the joints on their frames so rounding never changes a bone length
+        # re-orthonormalise the frames and re-seat the joints on them, so rounding never
+        # accumulates into the frames or the bone lengths
         for i in range(n - 1):
+            y0 = frames[i, 0, 1]
+            y1 = frames[i, 1, 1]
+            y2 = frames[i, 2, 1]
+            ny = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+            set_frame(frames[i], y0 / ny, y1 / ny, y2 / ny, frames[i, 0, 2], frames[i, 1, 2], frames[i, 2, 2])
             for k in range(3):
                 p[i + 1, k] = p[i, k] + lengths[i] * frames[i, k, 1]
+        frames[n - 1, :, :] = frames[n - 2]
         it += 1
         err = np.sqrt((p[last, 0] - target[0]) ** 2 + (p[last, 1] - target[1]) ** 2 + (p[last, 2] - target[2]) ** 2)
         if oriented:

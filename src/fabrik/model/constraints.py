@@ -522,3 +522,79 @@ def load_constraints(path) -> dict[Any, tuple]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"constraints JSON {str(path)!r} is not valid JSON: {exc}") from None
     return constraints_from_json(data)
+
+
+# --- random poses within the limits ---------------------------------------------------------------
+def _sample_local_direction(items, rng) -> np.ndarray:
+    rotational = next((c for c in items if not isinstance(c, Twist)), None)
+    if isinstance(rotational, Hinge):
+        theta = rng.uniform(rotational.min, rotational.max)
+        a = np.array(rotational.axis)
+        y = np.array([0.0, 1.0, 0.0])
+        return math.cos(theta) * y + math.sin(theta) * np.cross(a, y)
+    if isinstance(rotational, Cone):
+        widest = max(rotational.up, rotational.down, rotational.left, rotational.right)
+        cos_lo = math.cos(widest)
+        for _ in range(10000):
+            # uniform on the spherical cap of the widest angle, then keep the ones inside
+            c = rng.uniform(cos_lo, 1.0)
+            phi = rng.uniform(-math.pi, math.pi)
+            s = math.sqrt(max(0.0, 1.0 - c * c))
+            d = np.array([s * math.cos(phi), c, s * math.sin(phi)])
+            if cone_violation(rotational, d) <= 0.0:
+                return d
+        return np.array([0.0, 1.0, 0.0])
+    v = rng.normal(size=3)
+    return v / np.linalg.norm(v)
+
+
+def random_pose(chain, rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """A random pose of ``chain`` satisfying all its limits: (positions (n, 3), frames (n, 3, 3)).
+
+    Bone directions are drawn uniformly from each joint's allowed region (unconstrained joints:
+    any direction; 2D chains: in-plane angles within the in-plane limits), twists uniformly from
+    the twist range (0 for a hinge without one, and for 2D chains). The root stays at its rest
+    position. Useful to make targets that are known to be reachable within the limits.
+    """
+    rng = np.random.default_rng(rng)
+    n = chain.n_joints
+    lengths = chain.bone_lengths
+    positions = np.zeros((n, 3))
+    positions[0] = chain._kernel_rest[0]
+    frames = np.zeros((n, 3, 3))
+    parent = root_frame(chain)
+    for i in range(n - 1):
+        items = chain.constraints.get(i, ())
+        if chain.dim == 2:
+            cone = next((c for c in items if isinstance(c, Cone)), None)
+            hinge = next((c for c in items if isinstance(c, Hinge)), None)
+            if cone is not None:
+                lo, hi = -cone.right, cone.left
+            elif hinge is not None:
+                lo, hi = (hinge.min, hinge.max) if hinge.axis[2] > 0 else (-hinge.max, -hinge.min)
+            else:
+                lo, hi = -math.pi, math.pi
+            theta = rng.uniform(lo, hi)
+            local = np.array([-math.sin(theta), math.cos(theta), 0.0])
+            psi = 0.0
+        else:
+            local = _sample_local_direction(items, rng)
+            twist = next((c for c in items if isinstance(c, Twist)), None)
+            if twist is not None:
+                psi = rng.uniform(twist.min, twist.max)
+            elif any(isinstance(c, Hinge) for c in items):
+                psi = 0.0
+            else:
+                psi = rng.uniform(-math.pi, math.pi)
+        d = parent @ local
+        d /= np.linalg.norm(d)
+        carried = transport(parent, d)
+        c, s = math.cos(psi), math.sin(psi)
+        frame = carried.copy()
+        frame[:, 0] = c * carried[:, 0] - s * carried[:, 2]
+        frame[:, 2] = c * carried[:, 2] + s * carried[:, 0]
+        frames[i] = frame
+        positions[i + 1] = positions[i] + lengths[i] * d
+        parent = frame
+    frames[n - 1] = frames[n - 2]
+    return positions, frames
