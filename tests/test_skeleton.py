@@ -248,6 +248,15 @@ def test_unreachable_target_reports_unreachable_and_points_at_it():
     assert_valid_pose(sk, p, [0, 0, 0])
 
 
+def test_straight_branch_with_its_target_on_its_line_is_bent():
+    # section 5.4's singularity inside a tree: FABRIK alone keeps a straight path straight
+    sk = Skeleton.from_positions(["root", "a", "b", "c", "d", "e"], [-1, 0, 1, 2, 0, 4],
+                                 [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0], [1, 0.5, 0], [2, 1, 0]])
+    sol = fabrik.solve(sk, targets={"c": [0.0, 1.5, 0.0], "e": [1.5, 1.5, 0.0]}, tol=1e-4)
+    assert sol.reached, sol
+    assert_valid_pose(sk, sol.positions, [0, 0, 0])
+
+
 def zero_bone_skeleton():
     """A CMU-like tree with zero-length bones at the hip and shoulder junctions."""
     names = ["hips", "lhipjoint", "lknee", "lfoot", "rhipjoint", "rknee", "rfoot", "lowerback", "chest",

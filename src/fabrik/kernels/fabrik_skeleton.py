@@ -22,6 +22,9 @@ One iteration (the whole loop runs inside ``fabrik_skeleton``):
   at the bone's length; a joint of an untargeted subtree keeps its bone *vector* (world
   direction and length), i.e. untargeted subtrees are carried along rigidly by translation.
 
+A path lying straight on the line to its target (the singularity of section 5.4) is bent by
+nudging that target sideways for one iteration when the solve stalls (at most three times).
+
 Bone lengths are therefore exact after every iteration (zero-length bones included), and no
 division is made by a distance below ``TINY * scale``. Status codes follow
 ``fabrik.solvers.result.STATUSES``; negative codes report bad input (see ``BAD_INDEX``).
@@ -31,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.fabrik_chain import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.vec import TINY, any_perpendicular
 
 #: Returned as the status when a target index is out of range or appears twice.
 BAD_INDEX = -1
@@ -140,6 +143,71 @@ def max_joint_move(p, q):
 
 
 @njit(cache=True, error_model="numpy")
+def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol, scale):
+    """Nudge the goal of every unreached effector whose path from the root lies on one line with
+    its target (the singularity of section 5.4, which FABRIK cannot leave): ``goal[t]`` moves
+    sideways by a tenth of the shortest non-zero bone on the path. Returns True if any moved."""
+    any_moved = False
+    u = np.zeros(3)
+    for t in range(target_idx.shape[0]):
+        e = target_idx[t]
+        if e == 0 or errors[t] <= tol:
+            continue
+        # the line: from the root towards the farthest of the path's joints and the target
+        best = 0.0
+        for c in range(3):
+            u[c] = targets[t, c] - p[0, c]
+        best = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+        j = e
+        while j > 0:
+            x = p[j, 0] - p[0, 0]
+            y = p[j, 1] - p[0, 1]
+            z = p[j, 2] - p[0, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            if r > best:
+                best = r
+                u[0] = x
+                u[1] = y
+                u[2] = z
+            j = parents[j]
+        if best <= TINY * scale:
+            continue
+        for c in range(3):
+            u[c] /= best
+        eps2 = (1e-9 * scale) ** 2
+        straight = True
+        shortest = scale
+        j = e
+        while j >= 0 and straight:
+            along = 0.0
+            for c in range(3):
+                along += (p[j, c] - p[0, c]) * u[c]
+            perp2 = 0.0
+            for c in range(3):
+                d = p[j, c] - p[0, c] - along * u[c]
+                perp2 += d * d
+            if perp2 > eps2:
+                straight = False
+            if j > 0 and 0.0 < lengths[j] < shortest:
+                shortest = lengths[j]
+            j = parents[j]
+        along = 0.0
+        for c in range(3):
+            along += (targets[t, c] - p[0, c]) * u[c]
+        perp2 = 0.0
+        for c in range(3):
+            d = targets[t, c] - p[0, c] - along * u[c]
+            perp2 += d * d
+        if not straight or perp2 > eps2:
+            continue
+        side = any_perpendicular(u)
+        for c in range(3):
+            goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
+        any_moved = True
+    return any_moved
+
+
+@njit(cache=True, error_model="numpy")
 def effectors_stalled(p, before, target_idx, tol, err, prev_err):
     """The first half of the no-progress test: no effector moved by ``tol`` since ``before``
     (k, 3) and the largest error fell by less than ``PROGRESS_FRACTION`` of itself."""
@@ -225,6 +293,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     before = np.empty((k, 3))
     snapshot = np.empty((n, 3))
     check_pose = False
+    goal = targets.copy()
+    nudged = False
+    nudges = 0
     it = 0
     while it < max_iter:
         for t in range(k):
@@ -244,9 +315,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
             i = active_list[a]
             s = slot[i]
             if s >= 0:
-                p[i, 0] = targets[s, 0]
-                p[i, 1] = targets[s, 1]
-                p[i, 2] = targets[s, 2]
+                p[i, 0] = goal[s, 0]
+                p[i, 1] = goal[s, 1]
+                p[i, 2] = goal[s, 2]
             elif proposal_count[i] > 0:
                 w = 1.0 / proposal_count[i]
                 p[i, 0] = proposal_sum[i, 0] * w
@@ -295,9 +366,19 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         err = effector_errors(p, target_idx, targets, errors)
         if err <= tol:
             return p, it, errors, REACHED
+        if nudged:
+            nudged = False
+            goal[:, :] = targets
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
+                # A straight path on the line to its target (section 5.4) never bends: nudge
+                # such targets sideways for one iteration, at most three times.
+                if not unreachable and nudges < 3 and nudge_collinear(p, parents, lengths, target_idx, targets, goal,
+                                                                     errors, tol, scale):
+                    nudged = True
+                    nudges += 1
+                    continue
                 return p, it, errors, (UNREACHABLE if unreachable else STALLED)
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True
