@@ -302,7 +302,13 @@ def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
 def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Motion:
     """A motion (rotations) for reconstructed ``positions`` (F, n, 3) of ``motion``'s frames:
     twist seeded from the recording's first frame, then carried frame to frame; the recording's
-    channel layout and frame time are kept."""
+    channel layout and frame time are kept.
+
+    The result reproduces ``positions`` exactly where the skeleton can: position-based solvers
+    such as FABRIK treat every bone as a free ball joint, so they may bend a joint's rigid set of
+    children (a pelvis with both hips on one joint, shoulders on one chest joint); such a joint
+    gets the least-squares rotation instead. Skeletons whose multi-child joints have zero-length
+    children (the CMU files) are reproduced exactly."""
     return rotations_from_positions(skeleton, positions, motion.rotations[0], propagate=True,
                                     frame_time=motion.frame_time, layout=motion.layout)
 

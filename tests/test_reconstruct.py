@@ -1,0 +1,154 @@
+"""The Table 2 reconstruction experiment, its CLI, and the demo hook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fabrik.experiments.reconstruct import (coincident_groups, default_effectors, evaluated_joints, parse_frames,
+                                            reconstruct, reconstruct_file, reconstruction_motion)
+from fabrik.experiments.sample_motion import run_demo_reconstruction, sample_walk
+from fabrik.io.bvh import load_bvh, save_bvh
+from fabrik.model.skeleton import Skeleton
+from fabrik.solvers import methods
+
+MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
+MOCAP_FILES = sorted(MOCAP.glob("*.bvh")) if MOCAP.is_dir() else []
+needs_skeleton_fabrik = pytest.mark.skipif("fabrik" not in methods("skeleton"),
+                                           reason="the skeleton FABRIK solver is not registered")
+JSON_KEYS = {"method", "median_error", "mean_error", "p95_error", "median_error_rel", "mean_effector_error",
+             "mean_iterations", "frames_per_second"}
+
+
+def cmu_like() -> Skeleton:
+    """Root with zero-offset children, a wrist with two branches, a zero-length End Site."""
+    names = ["Hips", "LHip", "Knee", "Toe", "Toe_End", "Back", "Chest", "Wrist", "Hand", "Hand_End", "Thumb",
+             "Thumb_End", "Head", "Head_End"]
+    parents = [-1, 0, 1, 2, 3, 0, 5, 6, 7, 8, 7, 10, 6, 12]
+    offsets = [[0, 0, 0], [0, 0, 0], [1, -4, 0], [0, -4, 1], [0, 0, 0.5], [0, 0, 0], [0, 3, 0], [3, 0, 0],
+               [0, 0, 0], [1, 0, 0], [0, 0, 0], [0.5, 0.5, 0], [0, 2, 0], [0, 0, 0]]
+    return Skeleton.from_parents(names, parents, offsets)
+
+
+def test_default_effectors_skip_zero_length_end_sites():
+    skel = cmu_like()
+    names = [skel.names[j] for j in default_effectors(skel)]
+    assert names == ["Toe_End", "Hand_End", "Thumb_End", "Head"]  # Head_End has zero length
+
+
+def test_evaluated_joints_count_each_coincident_group_once():
+    skel = cmu_like()
+    top = coincident_groups(skel)
+    assert top[skel.index("LHip")] == 0 and top[skel.index("Hand")] == skel.index("Wrist")
+    inner = [skel.names[j] for j in evaluated_joints(skel, default_effectors(skel))]
+    assert inner == ["Knee", "Toe", "Chest", "Wrist"]
+
+
+def test_parse_frames():
+    assert parse_frames(None, 10) == (0, 10, 1)
+    assert parse_frames("2:5", 10) == (2, 5, 1)
+    assert parse_frames(":-2", 10) == (0, 8, 1)
+    assert parse_frames("::4", 10) == (0, 10, 4)
+    for bad in ("5", "a:b", "5:2", "0:5:0"):
+        with pytest.raises(ValueError, match="--frames"):
+            parse_frames(bad, 10)
+
+
+def test_bad_arguments():
+    skel, motion = sample_walk(n_frames=3)
+    p = motion.world_positions(skel)
+    with pytest.raises(ValueError, match="positions"):
+        reconstruct(skel, p[:, :3])
+    with pytest.raises(ValueError, match="unknown joint"):
+        reconstruct(skel, p, effectors=["Nope"])
+    with pytest.raises(ValueError, match="root"):
+        reconstruct(skel, p, effectors=["Hips"])
+    with pytest.raises(ValueError, match="unknown skeleton method"):
+        reconstruct(skel, p, methods=["nope"])
+
+
+@needs_skeleton_fabrik
+def test_sample_walk_reconstruction_report():
+    skel, motion = sample_walk(n_frames=30)
+    truth = motion.world_positions(skel)
+    report = reconstruct(skel, truth, methods=["fabrik"])
+    r = report.result("fabrik")
+    h = skel.height()
+    assert report.frames == 30 and report.skeleton_height == pytest.approx(h)
+    assert report.tol == pytest.approx(1e-3 * h)
+    assert r.positions.shape == truth.shape
+    np.testing.assert_allclose(r.positions[:, 0], truth[:, 0], atol=1e-9)  # the root is pinned
+    assert r.mean_effector_error < 1e-3 * h
+    assert 0 <= r.median_error <= r.p95_error and r.median_error_rel == pytest.approx(r.median_error / h)
+    assert r.mean_iterations >= 1 and r.frames_per_second > 0
+    payload = report.to_json()
+    assert JSON_KEYS <= set(payload["results"][0])
+    json.dumps(payload)
+    assert "fabrik" in report.table()
+
+
+@needs_skeleton_fabrik
+def test_perfect_start_frame_has_zero_error():
+    """Frame 0 starts from the recording itself, which already meets every target."""
+    skel, motion = sample_walk(n_frames=1)
+    report = reconstruct(skel, motion.world_positions(skel), methods=["fabrik"])
+    assert report.result("fabrik").mean_error < 1e-9 * skel.height()
+
+
+@needs_skeleton_fabrik
+def test_cli_writes_json_and_bvh(tmp_path, capsys):
+    from fabrik.cli import main
+
+    skel, motion = sample_walk(n_frames=40)
+    src = tmp_path / "walk.bvh"
+    save_bvh(src, skel, motion)
+    rc = main(["reconstruct", str(src), "--methods", "fabrik", "--frames", "0:20", "--json", str(tmp_path / "r.json"),
+               "--out", str(tmp_path / "rec.bvh"), "--max-iter", "50"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "fabrik" in out and "median" in out
+    payload = json.loads((tmp_path / "r.json").read_text())
+    assert payload["frames"] == 20 and JSON_KEYS <= set(payload["results"][0])
+    s2, m2 = load_bvh(tmp_path / "rec.bvh")
+    assert s2.names == skel.names and m2.n_frames == 20
+    np.testing.assert_allclose(s2.offsets, skel.offsets, atol=1e-9)
+    # the file holds the rotations fitted to the FABRIK positions; the effectors (leaves) land
+    # where FABRIK put them up to how far FABRIK bent the rigid pelvis / shoulder triangles
+    report, _, _ = reconstruct_file(src, methods=["fabrik"], frames="0:20", max_iter=50)
+    fitted = reconstruction_motion(skel, motion.frames(0, 20), report.result("fabrik").positions)
+    assert np.max(np.abs(m2.world_positions(s2) - fitted.world_positions(skel))) < 1e-6 * skel.height()
+
+
+def test_cli_reports_bad_input(tmp_path, capsys):
+    from fabrik.cli import main
+
+    bad = tmp_path / "bad.bvh"
+    bad.write_text("HIERARCHY\nROOT a\n{\n")
+    assert main(["reconstruct", str(bad)]) == 2
+    assert "line" in capsys.readouterr().err
+
+
+@needs_skeleton_fabrik
+def test_demo_reconstruction(tmp_path):
+    table = run_demo_reconstruction(tmp_path, methods=["fabrik"])
+    assert "fabrik" in table
+    for name in ("sample_walk.bvh", "sample_walk_fabrik.bvh", "sample_walk_reconstruction.json"):
+        assert (tmp_path / name).is_file()
+
+
+@needs_skeleton_fabrik
+@pytest.mark.mocap
+@pytest.mark.skipif(not MOCAP_FILES, reason=f"real mocap files not found in {MOCAP}")
+def test_mocap_reconstruction_meets_effectors_and_saves_exactly(tmp_path):
+    out = tmp_path / "rec.bvh"
+    report, skel, _ = reconstruct_file(MOCAP_FILES[0], methods=["fabrik"], frames="0:120", out=out)
+    r = report.result("fabrik")
+    assert len(report.effectors) == 7 and len(report.evaluated) == 20
+    assert r.mean_effector_error < 1e-3 * report.skeleton_height
+    # every multi-child joint of the CMU skeleton has zero-length children, so the rotations
+    # written reproduce FABRIK's positions exactly
+    s2, m2 = load_bvh(out)
+    assert np.max(np.abs(m2.world_positions(s2) - r.positions)) < 1e-6 * report.skeleton_height
