@@ -1,10 +1,25 @@
-"""``fabrik bench``: the paper's experiments as benchmarks, printed as tables and written as JSON."""
+"""``fabrik bench``: the paper's experiments as benchmarks, printed as tables and written as JSON.
+
+- ``fabrik bench chain [--methods all|a,b] [--targets N] [--json PATH] [--plot DIR]``: Table 1 (a
+  10-joint chain, N reachable and N unreachable targets) for each method; ``--plot`` writes the
+  Figure 11 and 12 PNGs.
+- ``fabrik bench tracking [--methods ...] [--steps N] [--json PATH] [--plot DIR]``: a target on a
+  sinusoidal path in and out of reach, each step warm-started from the last pose.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from fabrik.cli._common import parse_methods, show_progress, write_json
+
+
+def _benchmark_methods() -> list[str]:
+    """Chain methods for an unconstrained chain (the ``-constrained`` variants are left out)."""
+    from fabrik.solvers import methods
+
+    return [m for m in methods("chain") if not m.endswith("-constrained")]
 
 
 def add_parser(sub) -> None:
@@ -17,20 +32,55 @@ def add_parser(sub) -> None:
     chain.add_argument("--seed", type=int, default=2011, help="random seed for the targets")
     chain.add_argument("--tol", type=float, default=1e-3, help="tolerance in chain units (default 1e-3)")
     chain.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    chain.add_argument("--plot", metavar="DIR", help="write Figure 11 and 12 PNGs into DIR")
     chain.set_defaults(func=run_chain)
+    tracking = kinds.add_parser("tracking", help="a target on a sinusoidal path in and out of reach, warm-started steps")
+    tracking.add_argument("--methods", default="all", help="comma-separated method names, or 'all' (default)")
+    tracking.add_argument("--steps", type=int, default=1000, help="simulation steps (default 1000)")
+    tracking.add_argument("--tol", type=float, default=1e-3, help="tolerance in chain units (default 1e-3)")
+    tracking.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    tracking.add_argument("--plot", metavar="DIR", help="write the tracking PNG into DIR")
+    tracking.set_defaults(func=run_tracking_cmd)
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
 
 
 def run_chain(args: argparse.Namespace) -> int:
-    from fabrik.experiments.table1 import format_table, run_table1
-    from fabrik.solvers import methods
+    from fabrik.experiments.table1 import convergence_trace, format_table, run_table1
 
     if args.targets < 1:
         raise ValueError(f"--targets must be >= 1, got {args.targets}")
-    chosen = parse_methods(args.methods, methods("chain"))
-    rows, _ = run_table1(chosen, n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
+    chosen = parse_methods(args.methods, _benchmark_methods())
+    rows, runs = run_table1(chosen, n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Table 1: 10-joint chain (9 bones x 100 units), {args.targets} targets per set, tol={args.tol:g}")
     print(format_table(rows))
     if args.json:
         print(f"wrote {write_json(args.json, {'experiment': 'table1', 'tol': args.tol, 'targets_per_set': args.targets, 'results': rows})}")
+    if args.plot:
+        from fabrik.viz.bench_plots import plot_error_vs_time, plot_iterations_vs_distance
+
+        traces = {m: convergence_trace(m, tol=args.tol) for m in chosen}
+        out = Path(args.plot)
+        print(f"wrote {plot_iterations_vs_distance(runs, traces, out / 'fig11_iterations_vs_distance.png')}")
+        print(f"wrote {plot_error_vs_time(traces, out / 'fig12_error_vs_time.png')}")
+    return 0
+
+
+def run_tracking_cmd(args: argparse.Namespace) -> int:
+    from fabrik.experiments.table1 import benchmark_chain
+    from fabrik.experiments.tracking import format_table, run_tracking, target_path
+
+    if args.steps < 2:
+        raise ValueError(f"--steps must be >= 2, got {args.steps}")
+    chosen = parse_methods(args.methods, _benchmark_methods())
+    rows, runs = run_tracking(chosen, n_steps=args.steps, tol=args.tol, progress=show_progress())
+    print(f"Tracking: 10-joint chain (reach 900), sinusoidal target path in and out of reach, {args.steps} steps, "
+          f"tol={args.tol:g}; errors are beyond the unavoidable")
+    print(format_table(rows, runs))
+    if args.json:
+        print(f"wrote {write_json(args.json, {'experiment': 'tracking', 'steps': args.steps, 'tol': args.tol, 'results': rows})}")
+    if args.plot:
+        from fabrik.viz.bench_plots import plot_tracking
+
+        reach = benchmark_chain().total_length
+        print(f"wrote {plot_tracking(runs, target_path(args.steps, reach), reach, Path(args.plot) / 'tracking.png')}")
     return 0

@@ -108,18 +108,28 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
             side = any_perpendicular(u)
             for k in range(3):
                 w[k] = side[k]
-        for k in range(3):
-            new_dir[k] = cos_d * u[k] + sin_d * w[k]
+        # re-orthogonalise w against u (w can come from a nearly parallel pair) and renormalise
+        wu = w[0] * u[0] + w[1] * u[1] + w[2] * u[2]
+        if not unit_or(w[0] - wu * u[0], w[1] - wu * u[1], w[2] - wu * u[2], w, w, 0.5):
+            side = any_perpendicular(u)
+            for k in range(3):
+                w[k] = side[k]
+        unit_or(cos_d * u[0] + sin_d * w[0], cos_d * u[1] + sin_d * w[1], cos_d * u[2] + sin_d * w[2],
+                new_dir, u, 0.5)
         # rotate the sub-chain beyond joint i (rigidly, about joint i) taking cur onto new_dir
         cx = cur[1] * new_dir[2] - cur[2] * new_dir[1]
         cy = cur[2] * new_dir[0] - cur[0] * new_dir[2]
         cz = cur[0] * new_dir[1] - cur[1] * new_dir[0]
         sn = np.sqrt(cx * cx + cy * cy + cz * cz)
         cs = cur[0] * new_dir[0] + cur[1] * new_dir[1] + cur[2] * new_dir[2]
+        scale_cs = np.sqrt(cs * cs + sn * sn)
         if sn > 1e-15:
+            cs /= scale_cs
+            sn_unit = sn / scale_cs
             axis[0] = cx / sn
             axis[1] = cy / sn
             axis[2] = cz / sn
+            sn = sn_unit
         elif cs < 0.0:
             side = any_perpendicular(cur)  # half turn; about z for planar chains
             axis[0] = cur[1] * side[2] - cur[2] * side[1]

@@ -1,0 +1,129 @@
+"""Target tracking (section 5.1 of the FABRIK paper): a target on a sinusoidal path that moves in
+and out of reach of the Table 1 chain, solved step by step, each step warm-started from the last.
+
+The chain is ``fabrik.experiments.table1.benchmark_chain()`` (10 joints, 9 bones of 100 units,
+root at the origin, reach 900). Step ``k`` of ``n_steps`` puts the target at distance
+``reach * (0.7 + 0.4 sin(2 pi * 4 k / n_steps))`` from the root (0.3 to 1.1 x reach: in and out of
+reach four times) in the direction ``(cos a, sin a, 0.3 sin 3a)`` normalised, ``a = 2 pi * 2 k / n``
+(two turns about the root). With 1000 steps the target moves about 10 to 25 units a step.
+
+Per method: the tracking error of a step is ``error - max(0, |target - root| - reach)``, the
+effector's distance to the target beyond what the chain can possibly do (0 for a perfect tracker
+in and out of reach); ``max_joint_step`` is the largest distance any joint moved in one step (a
+measure of jumps / discontinuities), counted from step 1 (step 0 is the first solve from
+the rest pose, the same large move for every method). FTL reaches unreachable targets by stretching, so its error is
+0 there; its bone-length drift is reported separately.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from fabrik.experiments.table1 import benchmark_chain
+from fabrik.solvers import solve
+
+N_STEPS = 1000
+TOL = 1e-3
+DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-dls", "jacobian-svd-dls")
+
+
+class TrackingRun(NamedTuple):
+    """Per-step results of one method (arrays of shape (n_steps,))."""
+
+    method: str
+    errors: np.ndarray  # tracking error (beyond the unavoidable), model units
+    iterations: np.ndarray
+    times_us: np.ndarray
+    joint_steps: np.ndarray  # largest joint displacement from the previous step's pose
+    length_drift: np.ndarray  # relative max |bone length - rest|
+
+
+def target_path(n_steps: int = N_STEPS, reach: float = 900.0) -> np.ndarray:
+    """The (n_steps, 3) sinusoidal target path around the origin (see the module docstring)."""
+    k = np.arange(n_steps)
+    a = 2.0 * np.pi * 2.0 * k / n_steps
+    radius = reach * (0.7 + 0.4 * np.sin(2.0 * np.pi * 4.0 * k / n_steps))
+    d = np.column_stack([np.cos(a), np.sin(a), 0.3 * np.sin(3.0 * a)])
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    return d * radius[:, None]
+
+
+def track(method: str, path: np.ndarray | None = None, *, tol: float = TOL, progress=None) -> TrackingRun:
+    """Track ``path`` with ``method``, each step starting from the previous step's pose."""
+    chain = benchmark_chain()
+    path = target_path(reach=chain.total_length) if path is None else path
+    root = chain.rest_positions[0]
+    reach = chain.total_length
+    n = path.shape[0]
+    errors = np.zeros(n)
+    iterations = np.zeros(n, dtype=np.int64)
+    times_us = np.zeros(n)
+    joint_steps = np.zeros(n)
+    drift = np.zeros(n)
+    solve(chain, path[0], method=method, tol=tol)  # compile outside the timing
+    pose = chain.rest_positions.copy()
+    clock = time.perf_counter_ns
+    for k in range(n):
+        target = path[k]
+        start = clock()
+        sol = solve(chain, target, method=method, initial=pose, tol=tol)
+        times_us[k] = (clock() - start) * 1e-3
+        best = max(0.0, float(np.linalg.norm(target - root)) - reach)
+        errors[k] = max(0.0, sol.error - best)
+        iterations[k] = sol.iterations
+        joint_steps[k] = float(np.max(np.linalg.norm(sol.positions - pose, axis=1)))
+        lengths = np.linalg.norm(np.diff(sol.positions, axis=0), axis=1)
+        drift[k] = float(np.max(np.abs(lengths - chain.bone_lengths) / chain.bone_lengths))
+        pose = sol.positions
+        if progress is not None:
+            progress.update(1)
+    return TrackingRun(method, errors, iterations, times_us, joint_steps, drift)
+
+
+def summarise(run: TrackingRun) -> dict:
+    """The JSON row of one method."""
+    return {
+        "method": run.method,
+        "mean_error": float(run.errors.mean()),
+        "max_error": float(run.errors.max()),
+        "mean_iterations": float(run.iterations.mean()),
+        "median_us": float(np.median(run.times_us)),
+        "max_joint_step": float(run.joint_steps[1:].max()) if run.joint_steps.size > 1 else 0.0,
+    }
+
+
+def run_tracking(methods: Sequence[str] = DEFAULT_METHODS, *, n_steps: int = N_STEPS, tol: float = TOL,
+                 progress: bool = False) -> tuple[list[dict], list[TrackingRun]]:
+    """Track the same path with every method. Returns the summary rows and the per-step runs."""
+    path = target_path(n_steps, benchmark_chain().total_length)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(methods) * n_steps, desc="tracking", unit="step", leave=False)
+    runs = []
+    try:
+        for method in methods:
+            if bar is not None:
+                bar.set_postfix_str(method)
+            runs.append(track(method, path, tol=tol, progress=bar))
+    finally:
+        if bar is not None:
+            bar.close()
+    return [summarise(r) for r in runs], runs
+
+
+def format_table(rows: Sequence[dict], runs: Sequence[TrackingRun] | None = None) -> str:
+    """A plain-text table of the tracking results (errors in model units, times in microseconds)."""
+    header = (f"{'method':<24} {'mean error':>11} {'max error':>10} {'mean iter':>10} {'median us':>10} "
+              f"{'max joint step':>15} {'len drift':>10}")
+    lines = [header, "-" * len(header)]
+    drift = {r.method: float(r.length_drift.max()) for r in runs} if runs else {}
+    for r in rows:
+        d = drift.get(r["method"])
+        lines.append(f"{r['method']:<24} {r['mean_error']:>11.3g} {r['max_error']:>10.3g} {r['mean_iterations']:>10.2f} "
+                     f"{r['median_us']:>10.1f} {r['max_joint_step']:>15.2f} {('-' if d is None else f'{d:.2g}'):>10}")
+    return "\n".join(lines)
