@@ -379,7 +379,10 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
             q = parents[i]
             if col[i] >= 0:
                 rot = rotation_vector_matrix(dw[col[i]], dw[col[i] + 1], dw[col[i] + 2])
-                world[i] = world[q] @ rot
+                for r in range(3):
+                    for c in range(3):
+                        world[i, r, c] = (world[q, r, 0] * rot[0, c] + world[q, r, 1] * rot[1, c]
+                                          + world[q, r, 2] * rot[2, c])
             else:
                 world[i] = world[q]
             x = src[i, 0] - src[q, 0]
