@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from fabrik._validation import check_positive
 from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, ccd_skeleton, jacobian_skeleton
