@@ -7,7 +7,8 @@ import numpy as np
 from fabrik.cli import main
 from fabrik.experiments.tracking import run_tracking, target_path
 
-KEYS = {"method", "mean_error", "max_error", "mean_iterations", "median_us", "max_joint_step"}
+KEYS = {"method", "mean_error", "max_error", "mean_iterations", "median_us", "max_joint_step",
+        "max_joint_step_within_reach"}
 
 
 def test_target_path_moves_in_and_out_of_reach():
@@ -28,6 +29,7 @@ def test_tracking_rows_and_fabrik_tracks():
         assert all(np.isfinite(v) for k, v in row.items() if k != "method")
         assert run.errors.shape == (60,)
         assert 0.0 < row["max_joint_step"] < 900.0
+        assert row["max_joint_step_within_reach"] <= row["max_joint_step"]
         assert row["mean_iterations"] >= 1.0
     # triangulation reaches every reachable target and points at the others: no excess error
     assert rows[2]["max_error"] <= 1e-6

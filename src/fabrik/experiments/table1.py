@@ -176,12 +176,12 @@ def format_table(rows: Iterable[dict]) -> str:
 
 
 def convergence_trace(method: str, target=None, *, tol: float = TOL, max_points: int = 60, cap: int | None = None,
-                      **options) -> dict:
+                      repeats: int = 7, **options) -> dict:
     """Error after k iterations, and the time of a solve capped at k iterations, for one target.
 
     k runs over a geometric grid from 1 to the iterations the method needs (or ``cap``; default
     the method's own cap). Returns ``{"iterations": [...], "errors": [...], "times_us": [...]}``
-    (times: fastest of ``REPEATS`` timings).
+    (times: fastest of ``repeats`` timings).
     """
     chain = benchmark_chain()
     target = EXAMPLE_TARGET if target is None else np.asarray(target, dtype=np.float64)
@@ -192,7 +192,7 @@ def convergence_trace(method: str, target=None, *, tol: float = TOL, max_points:
     clock = time.perf_counter_ns
     for k in ks:
         best = np.inf
-        for _ in range(REPEATS):
+        for _ in range(repeats):
             start = clock()
             sol = solve(chain, target, method=method, tol=tol, max_iter=int(k), **options)
             best = min(best, (clock() - start) * 1e-3)

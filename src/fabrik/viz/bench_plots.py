@@ -27,10 +27,28 @@ def _pyplot():
     return plt
 
 
-def _colours(names: Sequence[str]) -> dict[str, tuple]:
-    plt = _pyplot()
-    cmap = plt.get_cmap("tab20")
-    return {name: cmap(i % 20) for i, name in enumerate(names)}
+_BASE_COLOURS = {"fabrik": "black", "ccd": "tab:blue", "ftl": "tab:orange", "triangulation": "tab:brown",
+                 "jacobian-transpose": "tab:purple", "jacobian-dls": "tab:green", "jacobian-svd-dls": "tab:olive",
+                 "sdls": "tab:red"}
+
+
+def _colours(names: Sequence[str]) -> dict[str, str]:
+    """One colour per base method (FABRIK black); a tuned variant shares its base's colour."""
+    spare = iter(["tab:pink", "tab:cyan", "tab:gray", "gold", "navy", "teal"])
+    out = {}
+    for name in names:
+        base = name[:-len("-tuned")] if name.endswith("-tuned") else name
+        if base not in _BASE_COLOURS:
+            _BASE_COLOURS[base] = next(spare, "tab:gray")
+        out[name] = _BASE_COLOURS[base]
+    return out
+
+
+def _style(name: str) -> dict:
+    """Line style: FABRIK thick, tuned variants dashed."""
+    if name == "fabrik":
+        return {"lw": 2.5, "ls": "-"}
+    return {"lw": 1.3, "ls": "--" if name.endswith("-tuned") else "-"}
 
 
 def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Path) -> Path:
@@ -52,21 +70,27 @@ def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Pa
             if sel.any():
                 centres.append(0.5 * (bins[b - 1] + bins[b]))
                 means.append(max(1.0, float(r.iterations[sel].mean())))
-        ax1.plot(centres, means, "-o", ms=3, color=colour[r.method], label=r.method)
+        ax1.plot(centres, means, marker="o", ms=3, color=colour[r.method], label=r.method, **_style(r.method))
     ax1.set_yscale("log")
     ax1.set_xlabel("initial effector-to-target distance (units; bones are 100)")
     ax1.set_ylabel("iterations to reach the target (dots: targets, lines: bin means)")
     ax1.set_title("Iterations needed vs distance, reachable targets")
     ax1.legend(fontsize=7, ncol=2)
     for name, tr in traces.items():
-        its = np.asarray(tr["iterations"])
-        errs = np.maximum(np.asarray(tr["errors"]), 1e-9)
-        ax2.plot(np.maximum(its, 1), errs, "-", color=colour[name], label=name)
+        its = np.asarray(tr["iterations"])[1:]  # drop the start (0 iterations) on the log axis
+        errs = np.maximum(np.asarray(tr["errors"])[1:], 1e-9)
+        if name == "ftl":
+            continue  # the effector is pinned on the target from the first iteration (error 0)
+        if its.size <= 2:
+            ax2.plot(its, errs, "s", ms=7, color=colour[name], label=f"{name} (one pass)")
+        else:
+            ax2.plot(its, errs, color=colour[name], label=name, **_style(name))
     ax2.set_xscale("log")
     ax2.set_yscale("log")
     ax2.set_xlabel("iterations")
     ax2.set_ylabel("effector-to-target distance (units)")
-    ax2.set_title("Example: 900-unit chain, target 600 from the effector")
+    ax2.set_title("Example: 900-unit chain, target 600 from the effector\n(FTL not shown: its effector is "
+                  "pinned on the target)", fontsize=10)
     ax2.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     path = Path(path)
@@ -82,13 +106,20 @@ def plot_error_vs_time(traces: Mapping[str, dict], path: str | Path) -> Path:
     colour = _colours(sorted(traces))
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for name, tr in traces.items():
-        ax.plot(np.maximum(np.asarray(tr["times_us"]), 1e-3), np.maximum(np.asarray(tr["errors"]), 1e-9), "-",
-                color=colour[name], label=name)
+        if name == "ftl":
+            continue
+        times = np.asarray(tr["times_us"])[1:]
+        errs = np.maximum(np.asarray(tr["errors"])[1:], 1e-9)
+        if times.size <= 2:
+            ax.plot(times, errs, "s", ms=7, color=colour[name], label=f"{name} (one pass)")
+        else:
+            ax.plot(times, errs, color=colour[name], label=name, **_style(name))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("time of a solve stopped after k iterations (microseconds)")
     ax.set_ylabel("effector-to-target distance (units)")
-    ax.set_title("Error vs time, example target (900-unit chain, 600 from the effector)")
+    ax.set_title("Error vs time, example target (900-unit chain, 600 from the effector; FTL not shown)",
+                 fontsize=10)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     path = Path(path)
@@ -108,10 +139,11 @@ def plot_tracking(runs, path_xyz: np.ndarray, reach: float, path: str | Path) ->
     ax0.set_ylabel("target distance from root")
     ax0.legend(fontsize=8)
     for r in runs:
-        ax1.plot(np.maximum(r.errors, 1e-9), lw=0.8, color=colour[r.method], label=r.method)
-        ax2.plot(r.joint_steps, lw=0.8, color=colour[r.method], label=r.method)
+        style = {**_style(r.method), "lw": 1.6 if r.method == "fabrik" else 0.8}
+        ax1.plot(np.maximum(r.errors, 1e-9), color=colour[r.method], label=r.method, **style)
+        ax2.plot(np.arange(1, len(r.joint_steps)), r.joint_steps[1:], color=colour[r.method], label=r.method, **style)
     ax1.set_yscale("log")
-    ax1.set_ylabel("tracking error (units)")
+    ax1.set_ylabel("error beyond the unavoidable (units)")
     ax1.legend(fontsize=7, ncol=3)
     ax2.set_yscale("log")
     ax2.set_ylabel("largest joint move in the step")
