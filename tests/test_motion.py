@@ -95,7 +95,7 @@ def test_round_trip_of_fk_positions_is_exact(seed):
     _, w_true = truth.world_transforms(skel)
     for name in ("Hips", "Spine1"):
         j = skel.index(name)
-        np.testing.assert_allclose(w_back[:, j], w_true[:, j], atol=1e-9)
+        np.testing.assert_allclose(w_back[:, j], w_true[:, j], atol=1e-9)  # rotation matrices
 
 
 @settings(max_examples=50, deadline=None)

@@ -14,7 +14,10 @@ radians in the API, joint 0 is the root.
 from fabrik.model.chain import Chain
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
+from fabrik.io.bvh import BVHError, load_bvh, save_bvh
+from fabrik.model.motion import Motion, rotations_from_positions
 
 __version__ = "0.1.0"
 
-__all__ = ["Chain", "Skeleton", "Solution", "STATUSES", "DEFAULT_TOL", "solve", "methods", "__version__"]
+__all__ = ["Chain", "Skeleton", "Solution", "STATUSES", "DEFAULT_TOL", "solve", "methods", "load_bvh", "save_bvh",
+           "BVHError", "Motion", "rotations_from_positions", "__version__"]

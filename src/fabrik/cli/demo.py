@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -40,17 +39,8 @@ def run(args: argparse.Namespace) -> int:
                                title="FABRIK on the Table 1 chain: three reachable targets (one at the root) and one beyond reach")
     print(f"picture: {png}")
 
-    # Later capabilities add their demos here; a section whose module is missing is skipped.
-    for module_name, label in (("fabrik.experiments.sample_motion", "reconstruction"),
-                               ("fabrik.experiments.constrained", "joint limits")):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        demo_fn = getattr(module, "run_demo", None)
-        if demo_fn is not None:
-            print(f"\n== {label} ==")
-            demo_fn(out)
+    from fabrik.experiments.sample_motion import run_demo_reconstruction
+
+    print("\n== Table 2 style reconstruction: a procedural walk rebuilt from its end effectors ==")
+    print(run_demo_reconstruction(out))
     return 0
