@@ -28,7 +28,7 @@ from numba import njit
 
 from fabrik.kernels.constraints import limit_direction, limit_twist
 from fabrik.kernels.frames import frames_along, transport, twist_about_y, twist_between
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.vec import TINY, any_perpendicular
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 PROGRESS_FRACTION = 0.01
@@ -163,6 +163,8 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     oerr = orientation_error(frames[last - 1], target_rot) if oriented else 0.0
     if err <= tol and oerr <= orientation_tol:
         return p, frames, active, 0, err, oerr, REACHED
+    goal = target.copy()
+    perturbations = 0
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -170,9 +172,11 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         pz = p[last, 2]
         prev_err = err
         prev_oerr = oerr
-        forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame)
+        forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame)
         backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d)
         it += 1
+        for k in range(3):
+            goal[k] = target[k]
         err = 0.0
         for k in range(3):
             err += (p[last, k] - target[k]) ** 2
@@ -184,5 +188,64 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
         if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
                 and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
+            if dist <= total and perturbations < 3 and is_straight(p, last - 1 if oriented else last):
+                # the singular straight chain of section 5.4: FABRIK cannot bend it, so run one
+                # forward stage towards a goal nudged off the chain's line
+                nudge_goal(goal, p, lengths, total)
+                perturbations += 1
+                continue
             return p, frames, active, it, err, oerr, (UNREACHABLE if dist > total else STALLED)
     return p, frames, active, it, err, oerr, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def is_straight(p, end):
+    """True when joints 0..end lie on one line (every bone parallel to the first non-zero one)."""
+    ux = 0.0
+    uy = 0.0
+    uz = 0.0
+    found = False
+    for i in range(end):
+        x = p[i + 1, 0] - p[i, 0]
+        y = p[i + 1, 1] - p[i, 1]
+        z = p[i + 1, 2] - p[i, 2]
+        r = np.sqrt(x * x + y * y + z * z)
+        if r <= TINY:
+            continue
+        x /= r
+        y /= r
+        z /= r
+        if not found:
+            ux, uy, uz = x, y, z
+            found = True
+            continue
+        cx = uy * z - uz * y
+        cy = uz * x - ux * z
+        cz = ux * y - uy * x
+        if cx * cx + cy * cy + cz * cz > 1e-18:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def nudge_goal(goal, p, lengths, total):
+    """Move goal sideways, off the chain's line, by a tenth of the shortest non-zero bone."""
+    n = p.shape[0]
+    u = np.zeros(3)
+    r = 0.0
+    for k in range(3):
+        u[k] = p[n - 1, k] - p[0, k]
+        r += u[k] * u[k]
+    r = np.sqrt(r)
+    if r > TINY:
+        for k in range(3):
+            u[k] /= r
+    else:
+        u[1] = 1.0
+    side = any_perpendicular(u)
+    shortest = total
+    for i in range(lengths.shape[0]):
+        if 0.0 < lengths[i] < shortest:
+            shortest = lengths[i]
+    for k in range(3):
+        goal[k] += 0.1 * shortest * side[k]
