@@ -34,10 +34,17 @@ def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -
     return arr
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def as_point(value, name: str, dim: int) -> np.ndarray:
-    """Return ``value`` as a C-contiguous float64 vector of shape (dim,), finite."""
-    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (dim,) and value.flags.c_contiguous and value.flags.writeable:
-        arr = value  # fast path for the hot single-solve loop; finiteness is checked by the caller
+    """Return ``value`` as a C-contiguous float64 vector of shape (dim,), finite.
+
+    A float64 ndarray of the right shape is returned as it is (not copied: solvers never write
+    to their inputs), which keeps the single-solve hot path cheap.
+    """
+    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.shape == (dim,) and value.strides == (8,):
+        arr = value
     else:
         try:
             arr = np.ascontiguousarray(value, dtype=np.float64)
@@ -45,8 +52,10 @@ def as_point(value, name: str, dim: int) -> np.ndarray:
             raise ValueError(f"{name} must be a point of {dim} numbers: {exc}") from None
         if arr.shape != (dim,):
             raise ValueError(f"{name} must have shape ({dim},) to match the model, got shape {arr.shape}")
-    if not all(map(math.isfinite, arr.tolist())):
-        raise ValueError(f"{name} contains a non-finite value (NaN or inf): {arr.tolist()}")
+    coords = arr.tolist()
+    # NaN and inf survive a sum; only a huge finite overflow needs the slower check
+    if not math.isfinite(sum(coords)) and not all(map(math.isfinite, coords)):
+        raise ValueError(f"{name} contains a non-finite value (NaN or inf): {coords}")
     return arr
 
 

@@ -83,7 +83,7 @@ def bend_chain(p, target, bone_lengths, scale, fallback):
         for k in range(3):
             p[i, k] += 0.1 * shortest * side[k]
     for i in range(n - 1):
-        place_on_line(p, i + 1, i, bone_lengths[i], fallback)
+        place_on_line(p, i + 1, i, bone_lengths[i], fallback[0], fallback[1], fallback[2])
 
 
 @njit(cache=True, error_model="numpy")
@@ -117,6 +117,10 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         fallback[0] = 1.0
         fallback[1] = 0.0
         fallback[2] = 0.0
+
+    fx = fallback[0]
+    fy = fallback[1]
+    fz = fallback[2]
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target.
@@ -159,13 +163,13 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         p[last, 1] = target[1]
         p[last, 2] = target[2]
         for i in range(last - 1, -1, -1):
-            place_on_line(p, i, i + 1, bone_lengths[i], fallback)
+            place_on_line(p, i, i + 1, bone_lengths[i], fx, fy, fz)
         # backward reaching: root back onto its base, then outwards to the effector
         p[0, 0] = root[0]
         p[0, 1] = root[1]
         p[0, 2] = root[2]
         for i in range(last):
-            place_on_line(p, i + 1, i, bone_lengths[i], fallback)
+            place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz)
         it += 1
         ex = p[last, 0] - target[0]
         ey = p[last, 1] - target[1]

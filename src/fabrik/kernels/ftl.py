@@ -86,9 +86,9 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
             q[last, k] = target[k]
             r[0, k] = root[k]
         for i in range(last - 1, -1, -1):
-            place_on_line(q, i, i + 1, bone_lengths[i], fallback)
+            place_on_line(q, i, i + 1, bone_lengths[i], fallback[0], fallback[1], fallback[2])
         for i in range(last):
-            place_on_line(r, i + 1, i, bone_lengths[i], fallback)
+            place_on_line(r, i + 1, i, bone_lengths[i], fallback[0], fallback[1], fallback[2])
         moved2 = 0.0
         for i in range(n):
             if i == 0:

@@ -30,26 +30,28 @@ def dist3v(a, i, v):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def place_on_line(p, i, j, length, fallback):
+def place_on_line(p, i, j, length, fx, fy, fz):
     """Move joint i onto the ray from joint j through joint i, at ``length`` from joint j.
 
     The paper's ``p_i = (1 - lambda) p_j + lambda p_i`` with ``lambda = length / |p_i - p_j|``.
-    When the joints coincide the direction is undefined and the unit (3,) vector ``fallback`` is
-    used instead, so zero-length bones and folded chains never produce NaN.
+    When the joints coincide the direction is undefined and the unit vector (fx, fy, fz) is used
+    instead, so zero-length bones and folded chains never produce NaN. (The fallback comes as
+    scalars, not an array: an array argument may alias ``p`` for the compiler, which then
+    reloads after every store and the loop runs about 40% slower.)
     """
     x = p[i, 0] - p[j, 0]
     y = p[i, 1] - p[j, 1]
     z = p[i, 2] - p[j, 2]
     r = np.sqrt(x * x + y * y + z * z)
-    if r > TINY:
-        lam = length / r
-        p[i, 0] = p[j, 0] + lam * x
-        p[i, 1] = p[j, 1] + lam * y
-        p[i, 2] = p[j, 2] + lam * z
-    else:
-        p[i, 0] = p[j, 0] + length * fallback[0]
-        p[i, 1] = p[j, 1] + length * fallback[1]
-        p[i, 2] = p[j, 2] + length * fallback[2]
+    if r <= TINY:
+        x = fx
+        y = fy
+        z = fz
+        r = 1.0
+    lam = length / r
+    p[i, 0] = p[j, 0] + lam * x
+    p[i, 1] = p[j, 1] + lam * y
+    p[i, 2] = p[j, 2] + lam * z
 
 
 @njit(cache=True, error_model="numpy")

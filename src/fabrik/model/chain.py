@@ -47,6 +47,7 @@ class Chain:
         rest3[:, : self.rest_positions.shape[1]] = self.rest_positions
         object.__setattr__(self, "_kernel_rest", rest3)
         object.__setattr__(self, "_kernel_root", rest3[0].copy())
+        object.__setattr__(self, "_dim", int(self.rest_positions.shape[1]))
         object.__setattr__(self, "_kernel_lengths", np.array(self.bone_lengths, dtype=np.float64, order="C"))
 
     @classmethod
@@ -81,7 +82,7 @@ class Chain:
     @property
     def dim(self) -> int:
         """Spatial dimension, 2 or 3."""
-        return int(self.rest_positions.shape[1])
+        return self._dim
 
     @property
     def n_joints(self) -> int:

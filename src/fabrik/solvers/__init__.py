@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 
@@ -59,16 +60,17 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         ValueError: bad shapes, non-finite numbers, negative ``tol`` or ``max_iter``, unknown
             method or joint names.
     """
-    tol = check_tol(tol)
+    if type(tol) is not float or not 0.0 <= tol < math.inf:
+        tol = check_tol(tol)
     if max_iter is not None:
         max_iter = check_max_iter(max_iter)
-    if isinstance(model, Chain):
+    if type(model) is Chain or isinstance(model, Chain):
         if targets is not None:
             raise ValueError("a chain takes one `target`; `targets` is for skeletons")
         if target is None:
             raise ValueError("target is required for a chain")
-        dim = model.dim
-        if isinstance(target, tuple) and len(target) == 2 and np.ndim(target[0]) == 1:
+        dim = model._dim
+        if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
             options["target_rotation"] = target[1]
             target = target[0]
         target = as_point(target, "target", dim)
