@@ -16,7 +16,7 @@ from numba import njit
 from fabrik.kernels.constraints import limit_direction, limit_twist
 from fabrik.kernels.fabrik_constrained import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.fabrik_constrained import orientation_error
-from fabrik.kernels.frames import (frames_along, rotate_frame, rotation_between, set_frame, transport, twist_about_y,
+from fabrik.kernels.frames import (frames_along, planarise, rotate_frame, rotation_between, set_frame, transport, twist_about_y,
                                    twist_between)
 from fabrik.kernels.vec import TINY
 
@@ -43,7 +43,7 @@ def _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, activ
 
 
 @njit(cache=True, error_model="numpy")
-def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented,
+def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
                     tol, orientation_tol, max_iter):
     """Solve one constrained chain by CCD; arguments and returns as ``fabrik_constrained``."""
     p = initial.copy()
@@ -133,6 +133,8 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
             y2 = frames[i, 2, 1]
             ny = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
             set_frame(frames[i], y0 / ny, y1 / ny, y2 / ny, frames[i, 0, 2], frames[i, 1, 2], frames[i, 2, 2])
+            if planar:
+                planarise(frames[i])
             for k in range(3):
                 p[i + 1, k] = p[i, k] + lengths[i] * frames[i, k, 1]
         frames[n - 1, :, :] = frames[n - 2]

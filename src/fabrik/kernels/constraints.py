@@ -153,6 +153,19 @@ def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
         ay = _RIM
     pu = x / ay
     pv = z / ay
+    if s_r == s_l and s_r == s_u and s_r == s_d and s_r > 0.0:
+        # a circular cone (under 90 degrees): the nearest point on the circle is radial, in the
+        # plane in front (for a direction behind the joint, by the reflection of Fig. 6b)
+        r = np.sqrt(pu * pu + pv * pv)
+        a = 1.0 / np.sqrt(s_r)
+        if r > 0.0:
+            cx = a * pu / r
+            cz = a * pv / r
+        else:
+            cx = a  # straight behind: every rim point is as near; take the right-hand one
+            cz = 0.0
+        n = np.sqrt(cx * cx + 1.0 + cz * cz)
+        return cx / n, 1.0 / n, cz / n, True
     if y > 0.0 and s_r > 0.0 and s_l > 0.0 and s_u > 0.0 and s_d > 0.0:
         # the common case: outside a convex composite ellipse; the nearest point is on the
         # query's own quadrant arc and the distance along it is unimodal

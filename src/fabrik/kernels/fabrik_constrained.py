@@ -18,16 +18,16 @@ joint i goes at distance L_i behind joint i + 1.
 
 Backward stage (root -> effector): the root goes back to its base and each bone i takes the
 direction towards the old position of joint i + 1, restricted by joint i's limit against its
-parent frame; its frame is the parent frame carried onto the bone by the smallest rotation, turned
-by the (clamped) twist the bone had. Joint limits are therefore met exactly after every
+parent frame. Its frame follows the bone by the smallest rotation; for a joint with a twist limit
+it is instead the parent frame carried onto the bone, turned by the twist the bone had, clamped. Joint limits are therefore met exactly after every
 backward stage, i.e. by every returned pose.
 """
 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.constraints import limit_direction, limit_twist
-from fabrik.kernels.frames import frames_along, transport, twist_about_y, twist_between
+from fabrik.kernels.constraints import COL_TWIST_FLAG, limit_direction, limit_twist
+from fabrik.kernels.frames import frames_along, planarise, transport, twist_about_y, twist_between
 from fabrik.kernels.vec import TINY, any_perpendicular
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
@@ -67,7 +67,7 @@ def _unit_or(d, p, i, j, fallback):
 
 
 @njit(cache=True, error_model="numpy")
-def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame):
+def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame, planar):
     """Effector onto the target, then inwards; joint limits applied reversed (see module doc)."""
     n = p.shape[0]
     last = n - 1
@@ -86,9 +86,10 @@ def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d
             # the child's frame turned back by its (clamped) twist = the parent frame carried onto
             # the child bone; the child's limit, reversed, restricts this bone's direction
             transport(G, frames[i], frames[c, 0, 1], frames[c, 1, 1], frames[c, 2, 1])
-            psi = twist_between(G, frames[c])
-            psi, _ = limit_twist(limits[c], psi)
-            twist_about_y(G, frames[c], -psi)
+            if limits[c, COL_TWIST_FLAG] != 0.0:
+                psi = twist_between(G, frames[c])
+                psi, _ = limit_twist(limits[c], psi)
+                twist_about_y(G, frames[c], -psi)
             limit_direction(limits[c], G, d, True)
             # then this bone's own limit against its parent's frame as it stands (from the last
             # backward stage; the fixed root frame for bone 0)
@@ -97,12 +98,16 @@ def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d
         else:
             limit_direction(limits[i], root_frame if i == 0 else frames[i - 1], d, False)
             transport(frames[i], frames[i], d[0], d[1], d[2])
+        if planar:
+            planarise(frames[i])
+            for k in range(3):
+                d[k] = frames[i, k, 1]
         for k in range(3):
             p[i, k] = p[i + 1, k] - lengths[i] * d[k]
 
 
 @njit(cache=True, error_model="numpy")
-def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d):
+def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar):
     """Root onto its base, then outwards; each joint's limit against its parent frame."""
     n = p.shape[0]
     last = n - 1
@@ -112,12 +117,22 @@ def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d):
         P = root_frame if i == 0 else frames[i - 1]
         _unit_or(d, p, i, i + 1, frames[i, :, 1])
         act = limit_direction(limits[i], P, d, False)
-        # twist the bone had, measured against the (new) parent frame carried onto it
-        transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
-        psi = twist_between(G, frames[i])
-        psi, act_t = limit_twist(limits[i], psi)
-        transport(G, P, d[0], d[1], d[2])
-        twist_about_y(frames[i], G, psi)
+        act_t = 0
+        if limits[i, COL_TWIST_FLAG] != 0.0:
+            # the twist the bone had, measured against the (new) parent frame carried onto it,
+            # clamped, then applied to the parent frame carried onto the new direction
+            transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
+            psi = twist_between(G, frames[i])
+            psi, act_t = limit_twist(limits[i], psi)
+            transport(G, P, d[0], d[1], d[2])
+            twist_about_y(frames[i], G, psi)
+        else:
+            # free twist: the frame follows its bone by the smallest rotation
+            transport(frames[i], frames[i], d[0], d[1], d[2])
+        if planar:
+            planarise(frames[i])
+            for k in range(3):
+                d[k] = frames[i, k, 1]
         active[i] = 1 if (act + act_t) > 0 else 0
         for k in range(3):
             p[i + 1, k] = p[i, k] + lengths[i] * d[k]
@@ -126,12 +141,13 @@ def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d):
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented,
+def fabrik_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
                        tol, orientation_tol, max_iter):
     """Solve one constrained chain.
 
     Args: initial (n, 3) start pose (copied); lengths (n-1,); target, root (3,); limits (n, 13);
     root_frame (3, 3); target_rot (3, 3) target frame of the last bone (used when ``oriented``);
+    planar: the chain lies in z = 0 (a 2D chain; frames are kept exactly in the plane);
     tol (distance), orientation_tol (radians); max_iter.
 
     Returns (positions (n, 3), frames (n, 3, 3), active (n,) int64, iterations, error,
@@ -155,7 +171,7 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     dist = np.sqrt(dist)
 
     # make the start pose legal (and rooted) first
-    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d)
+    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar)
     err = 0.0
     for k in range(3):
         err += (p[last, k] - target[k]) ** 2
@@ -172,8 +188,8 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         pz = p[last, 2]
         prev_err = err
         prev_oerr = oerr
-        forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame)
-        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d)
+        forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame, planar)
+        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar)
         it += 1
         for k in range(3):
             goal[k] = target[k]

@@ -191,3 +191,32 @@ def frames_along(frames, p, root_frame):
         else:
             frames[i, :, :] = P
     frames[n - 1, :, :] = frames[n - 2]
+
+
+@njit(cache=True, error_model="numpy")
+def planarise(F):
+    """Snap a frame of a planar (z = 0) chain back onto the plane: +Y in it, +Z = +-(0, 0, 1).
+
+    Rounding would otherwise tilt frames out of the plane, and a tilted hinge plane feeds the tilt
+    back into the positions; 2D chains call this after every frame update.
+    """
+    y0 = F[0, 1]
+    y1 = F[1, 1]
+    r = np.sqrt(y0 * y0 + y1 * y1)
+    if r > 0.0:
+        y0 /= r
+        y1 /= r
+    else:
+        y0 = 0.0
+        y1 = 1.0
+    s = 1.0 if F[2, 2] >= 0.0 else -1.0
+    F[0, 1] = y0
+    F[1, 1] = y1
+    F[2, 1] = 0.0
+    F[0, 2] = 0.0
+    F[1, 2] = 0.0
+    F[2, 2] = s
+    # x = y cross z
+    F[0, 0] = y1 * s
+    F[1, 0] = -y0 * s
+    F[2, 0] = 0.0

@@ -19,8 +19,8 @@ DEFAULT_MAX_ITER = 1000
 @register("ccd-constrained")
 def solve_ccd_constrained(chain, target, initial, root, tol, max_iter, **options):
     """Constrained CCD. Arrays arrive 3D (see ``fabrik.solvers.registry``); limits hold in the result."""
-    rotation, oriented, otol = parse_options("ccd-constrained", options)
+    rotation, oriented, otol = parse_options("ccd-constrained", options, chain)
     limits, frame = prepare(chain)
     result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame, rotation, oriented,
-                             tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+                             chain.dim == 2, tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
     return build_solution("ccd-constrained", chain, result, frame, oriented)

@@ -26,7 +26,7 @@ Solution extras (read-only mapping):
 from __future__ import annotations
 
 import weakref
-from types import MappingProxyType
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def prepare(chain):
     return hit
 
 
-def parse_options(method: str, options: dict):
+def parse_options(method: str, options: dict, chain=None):
     """(target rotation (3, 3) or identity, oriented flag, orientation_tol) from the options."""
     options = dict(options)
     rotation = options.pop("target_rotation", None)
@@ -65,38 +65,71 @@ def parse_options(method: str, options: dict):
     otol = check_tol(otol, "orientation_tol")
     if rotation is None:
         return _IDENTITY, False, otol
-    return as_rotation_matrix(rotation, "target rotation"), True, otol
+    matrix = as_rotation_matrix(rotation, "target rotation")
+    if chain is not None and chain.dim == 2 and abs(abs(matrix[2, 2]) - 1.0) > 1e-9:
+        raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
+    return matrix, True, otol
+
+
+class ConstrainedExtras(Mapping):
+    """The read-only ``Solution.extras`` of a constrained solve.
+
+    ``frames``, ``root_frame``, ``active_constraints`` (and ``orientation_error``) are stored;
+    ``local_rotations``, ``swing_angles`` and ``twist_angles`` are computed on first access, so a
+    solve does not pay for them unless they are read.
+    """
+
+    _DERIVED = ("local_rotations", "swing_angles", "twist_angles")
+
+    def __init__(self, stored: dict):
+        self._data = dict(stored)
+
+    def _derive(self) -> None:
+        from scipy.spatial.transform import Rotation
+
+        frames = self._data["frames"]
+        n = frames.shape[0]
+        parents = np.empty_like(frames)
+        parents[0] = self._data["root_frame"]
+        parents[1:] = frames[:-1]
+        local = np.einsum("nji,njk->nik", parents, frames)
+        local[-1] = np.eye(3)
+        swing = np.arctan2(np.hypot(local[:, 0, 1], local[:, 2, 1]), local[:, 1, 1])
+        twist = np.zeros(n)
+        for i in range(n - 1):
+            twist[i] = swing_twist(parents[i], frames[i])[1]
+        for name, value in (("local_rotations", Rotation.from_matrix(local).as_quat()), ("swing_angles", swing),
+                            ("twist_angles", twist)):
+            value.setflags(write=False)
+            self._data[name] = value
+
+    def __getitem__(self, key):
+        if key in self._DERIVED and key not in self._data:
+            self._derive()
+        return self._data[key]
+
+    def __iter__(self):
+        keys = list(self._data)
+        keys += [k for k in self._DERIVED if k not in self._data]
+        return iter(keys)
+
+    def __len__(self):
+        return len(set(self._data) | set(self._DERIVED))
+
+    def __repr__(self):
+        return f"ConstrainedExtras({sorted(self)})"
 
 
 def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
     """Wrap a kernel result tuple into a Solution with the documented extras."""
-    from scipy.spatial.transform import Rotation
-
     positions, frames, active, iterations, error, oerr, code = result
-    n = positions.shape[0]
-    parents = np.empty_like(frames)
-    parents[0] = root_frame_
-    parents[1:] = frames[:-1]
-    local = np.einsum("nji,njk->nik", parents, frames)
-    local[-1] = np.eye(3)
-    quats = Rotation.from_matrix(local).as_quat()
-    # swing: angle between the parent's and the bone's +Y; twist: about the bone, see model.constraints
-    swing = np.arctan2(np.linalg.norm(np.cross(local[:, :, 1], np.array([0.0, 1.0, 0.0])), axis=1), local[:, 1, 1])
-    twist = np.zeros(n)
-    for i in range(n - 1):
-        twist[i] = swing_twist(parents[i], frames[i])[1]
-    extras = {
-        "frames": frames,
-        "root_frame": root_frame_.copy(),
-        "local_rotations": quats,
-        "swing_angles": swing,
-        "twist_angles": twist,
-        "active_constraints": [int(i) for i in np.flatnonzero(active)],
-    }
+    frames.setflags(write=False)
+    reference = root_frame_.copy()
+    reference.setflags(write=False)
+    stored = {"frames": frames, "root_frame": reference, "active_constraints": [int(i) for i in np.flatnonzero(active)]}
     if oriented:
-        extras["orientation_error"] = float(oerr)
-    return Solution(positions, int(iterations), float(error), STATUSES[code], method,
-                    None, MappingProxyType(extras))
+        stored["orientation_error"] = float(oerr)
+    return Solution(positions, int(iterations), float(error), STATUSES[code], method, None, ConstrainedExtras(stored))
 
 
 @register("fabrik-constrained")
@@ -108,10 +141,10 @@ def solve_fabrik_constrained(chain, target, initial, root, tol, max_iter, **opti
     when the target is farther than the chain's length and it stopped progressing, ``stalled``
     when it stopped short otherwise (the limits may make a target within reach unreachable).
     """
-    rotation, oriented, otol = parse_options("fabrik-constrained", options)
+    rotation, oriented, otol = parse_options("fabrik-constrained", options, chain)
     limits, frame = prepare(chain)
     result = fabrik_constrained(initial, chain._kernel_lengths, target, root, limits, frame, rotation, oriented,
-                                tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+                                chain.dim == 2, tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
     return build_solution("fabrik-constrained", chain, result, frame, oriented)
 
 
