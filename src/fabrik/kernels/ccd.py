@@ -16,11 +16,7 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v
 
-REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
-
-#: The no-progress stop (as FABRIK's): the effector moved less than ``tol`` in an iteration *and*
-#: the error fell by less than this fraction of itself.
-PROGRESS_FRACTION = 0.01
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -259,10 +255,7 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
-        mx = p[last, 0] - px
-        my = p[last, 1] - py
-        mz = p[last, 2] - pz
-        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
                     and is_collinear_with_target(p, target, scale)):
                 bend(p, target, scale)

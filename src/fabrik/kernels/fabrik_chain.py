@@ -9,14 +9,7 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line
 
-REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
-
-#: The no-progress stop fires when the effector moved less than ``tol`` in an iteration, the error
-#: fell by less than this fraction of itself, and in the next iteration no joint moves more than
-#: ``tol``. FABRIK converges linearly, so near a reachable target the effector's steps shrink below
-#: ``tol`` a few iterations before the error does; and a nearly folded chain can unfold slowly
-#: while its effector barely moves.
-PROGRESS_FRACTION = 0.01
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 
 
 @njit(cache=True, error_model="numpy")
@@ -188,10 +181,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                     perturbations += 1
                     continue
                 return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
-        mx = p[last, 0] - px
-        my = p[last, 1] - py
-        mz = p[last, 2] - pz
-        if mx * mx + my * my + mz * mz < tol2 and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+        # a nearly folded chain can unfold slowly while its effector barely moves, hence the
+        # second, whole-pose check above before a stall is declared
+        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             check_pose = True
     return p, it, err, MAX_ITERATIONS
 

@@ -33,7 +33,7 @@ division is made by a distance below ``TINY * scale``. Status codes follow
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.fabrik_chain import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY, any_perpendicular
 
 #: Returned as the status when a target index is out of range or appears twice.

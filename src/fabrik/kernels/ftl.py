@@ -24,7 +24,7 @@ from numba import njit
 from fabrik.kernels.ccd import chain_scale, start_pose
 from fabrik.kernels.vec import TINY, dist3, dist3v, place_on_line
 
-REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, UNREACHABLE
 
 
 @njit(cache=True, error_model="numpy")

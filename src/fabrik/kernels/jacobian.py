@@ -17,11 +17,11 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import (PROGRESS_FRACTION, bend, chain_scale, is_collinear_with_target, rotate_tail_vec,
+from fabrik.kernels.ccd import (bend, chain_scale, is_collinear_with_target, rotate_tail_vec,
                                 start_pose)
 from fabrik.kernels.vec import dist3v
 
-REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
 
@@ -331,10 +331,7 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
-        mx = p[last, 0] - px
-        my = p[last, 1] - py
-        mz = p[last, 2] - pz
-        if mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
                     and is_collinear_with_target(p, target, scale)):
                 bend(p, target, scale)

@@ -18,7 +18,7 @@ first). Status codes and the stopping rules are those of ``fabrik_skeleton``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.fabrik_chain import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable, effector_errors, mark_targets,
                                             max_joint_move, resolve_root)
 from fabrik.kernels.vec import TINY, any_perpendicular

@@ -26,7 +26,7 @@ from numba import njit
 from fabrik.kernels.ccd import chain_scale, rotate_tail, start_pose, unit_or
 from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
 
-REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+from fabrik.kernels.stopping import REACHED, STALLED, UNREACHABLE
 
 
 @njit(cache=True, error_model="numpy")

@@ -1,0 +1,26 @@
+"""The stopping rules every iterative kernel shares.
+
+Status codes index ``fabrik.solvers.result.STATUSES``. The no-progress stop (docs/conventions.md)
+starts with ``effector_stalled``: the effector moved less than ``tol`` in an iteration and the
+error fell by less than ``PROGRESS_FRACTION`` of itself; kernels may confirm it further (FABRIK
+then checks that no joint moves by ``tol`` in the next iteration) before stopping.
+"""
+
+from numba import njit
+
+REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+
+#: Fraction of the error an iteration must remove to count as progress. FABRIK converges
+#: linearly, so near a reachable target the effector's steps shrink below ``tol`` a few
+#: iterations before the error does; requiring the error to stall too avoids stopping early.
+PROGRESS_FRACTION = 0.01
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def effector_stalled(p, last, px, py, pz, tol, err, prev_err):
+    """True when joint ``last`` of ``p`` (n, 3) moved less than ``tol`` from (px, py, pz) and the
+    error ``err`` fell by less than ``PROGRESS_FRACTION`` of ``prev_err``."""
+    mx = p[last, 0] - px
+    my = p[last, 1] - py
+    mz = p[last, 2] - pz
+    return mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
