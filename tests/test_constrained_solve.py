@@ -257,3 +257,15 @@ def test_arm_with_hinge_elbow(oriented):
     # measured with this seed: 18 of 20 positions; 12 of 20 position-and-orientation targets
     # (oriented targets under tight wrist/elbow limits often stall: see docs/constraints.md)
     assert reached >= (16 if not oriented else 9)
+
+
+def test_constrained_benchmark_rows():
+    from fabrik.experiments.constrained import run_constrained_bench
+
+    rows = run_constrained_bench(n_targets=6, repeats=1)
+    assert [r["method"] for r in rows] == ["fabrik-constrained", "ccd-constrained"]
+    for r in rows:
+        assert r["targets"] == "reachable"
+        assert {"mean_iterations", "median_us", "p90_us", "success_rate", "mean_error"} <= set(r)
+        assert r["max_violation_rad"] <= 1e-9
+        assert 0.0 <= r["success_rate"] <= 1.0 and r["median_us"] > 0
