@@ -254,9 +254,9 @@ def test_arm_with_hinge_elbow(oriented):
         elbow = sol.extras["swing_angles"][1]
         assert -1e-9 <= elbow <= 120 * DEG + 1e-9
         reached += sol.reached
-    # measured with this seed: 18 of 20 positions; 12 of 20 position-and-orientation targets
+    # measured with this seed: 20 of 20 positions; 12 of 20 position-and-orientation targets
     # (oriented targets under tight wrist/elbow limits often stall: see docs/constraints.md)
-    assert reached >= (16 if not oriented else 9)
+    assert reached >= (18 if not oriented else 9)
 
 
 def test_constrained_benchmark_rows():

@@ -312,3 +312,39 @@ def limit_twist(row, psi):
     pc = clamp_angle(psi, lo, hi)
     active = 1 if (pc != psi or abs(pc - lo) <= ACTIVE_EPS or abs(pc - hi) <= ACTIVE_EPS) else 0
     return pc, active
+
+
+@njit(cache=True, error_model="numpy")
+def hinge_alignment_twist(F, ax, az, w0, w1, w2, bend_lo, bend_hi):
+    """The twist about F's +Y that puts the world vector w in the plane normal to a hinge axis.
+
+    The hinge axis is (ax, 0, az) in frame F (3, 3); turning F about its +Y by tau turns the axis
+    with it. Of the two twists that make the axis perpendicular to w, the one whose bend angle
+    towards w (right-handed about the axis, from +Y) is nearer [bend_lo, bend_hi] wins, then the
+    smaller |tau|. Returns (tau, ok); ok is False when w is (nearly) along +Y.
+    """
+    wx = F[0, 0] * w0 + F[1, 0] * w1 + F[2, 0] * w2
+    wy = F[0, 1] * w0 + F[1, 1] * w1 + F[2, 1] * w2
+    wz = F[0, 2] * w0 + F[1, 2] * w1 + F[2, 2] * w2
+    r = np.sqrt(wx * wx + wz * wz)
+    if r <= 1e-9 * np.sqrt(wx * wx + wy * wy + wz * wz) or r == 0.0:
+        return 0.0, False
+    # in the x-z plane (x + i z) a twist by tau turns the axis by -tau
+    alpha = np.arctan2(az, ax)
+    beta = np.arctan2(wz, wx)
+    best_tau = 0.0
+    best_gap = np.inf
+    for k in range(2):
+        tau = wrap_angle(alpha - beta - 0.5 * np.pi + k * np.pi)
+        ang = alpha - tau
+        axx = np.cos(ang)
+        axz = np.sin(ang)
+        theta = np.arctan2(wz * axx - wx * axz, wy)
+        if bend_lo <= theta <= bend_hi:
+            gap = 0.0
+        else:
+            gap = min(abs(wrap_angle(theta - bend_lo)), abs(wrap_angle(theta - bend_hi)))
+        if gap < best_gap - 1e-12 or (abs(gap - best_gap) <= 1e-12 and abs(tau) < abs(best_tau)):
+            best_gap = gap
+            best_tau = tau
+    return best_tau, True
