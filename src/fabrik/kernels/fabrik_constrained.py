@@ -231,43 +231,17 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
         if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
                 and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
-            if dist <= total and perturbations < 3 and is_straight(p, last - 1 if oriented else last):
-                # the singular straight chain of section 5.4: FABRIK cannot bend it, so run one
-                # forward stage towards a goal nudged off the chain's line
+            if dist <= total and perturbations < 3:
+                # stuck short of a target within reach: the singular straight chain of section 5.4
+                # (FABRIK cannot bend it) or a local minimum of the limits. Run one forward stage
+                # towards a goal nudged sideways, at most 3 times (measured on 200 random chains
+                # with circular cones: 195 reached against 192 without; DHM arm with oriented
+                # targets: 63 of 100 against 61)
                 nudge_goal(goal, p, lengths, total)
                 perturbations += 1
                 continue
             return p, frames, active, it, err, oerr, (UNREACHABLE if dist > total else STALLED)
     return p, frames, active, it, err, oerr, MAX_ITERATIONS
-
-
-@njit(cache=True, error_model="numpy")
-def is_straight(p, end):
-    """True when joints 0..end lie on one line (every bone parallel to the first non-zero one)."""
-    ux = 0.0
-    uy = 0.0
-    uz = 0.0
-    found = False
-    for i in range(end):
-        x = p[i + 1, 0] - p[i, 0]
-        y = p[i + 1, 1] - p[i, 1]
-        z = p[i + 1, 2] - p[i, 2]
-        r = np.sqrt(x * x + y * y + z * z)
-        if r <= TINY:
-            continue
-        x /= r
-        y /= r
-        z /= r
-        if not found:
-            ux, uy, uz = x, y, z
-            found = True
-            continue
-        cx = uy * z - uz * y
-        cy = uz * x - ux * z
-        cz = ux * y - uy * x
-        if cx * cx + cy * cy + cz * cz > 1e-18:
-            return False
-    return True
 
 
 @njit(cache=True, error_model="numpy")
