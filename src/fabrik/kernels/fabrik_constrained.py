@@ -198,7 +198,7 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     dist = np.sqrt(dist)
 
     # make the start pose legal (and rooted) first
-    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not oriented)
+    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar))
     err = 0.0
     for k in range(3):
         err += (p[last, k] - target[k]) ** 2
@@ -216,7 +216,7 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         prev_err = err
         prev_oerr = oerr
         forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame, planar)
-        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not oriented)
+        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar))
         it += 1
         for k in range(3):
             goal[k] = target[k]

@@ -195,10 +195,11 @@ def frames_along(frames, p, root_frame):
 
 @njit(cache=True, error_model="numpy")
 def planarise(F):
-    """Snap a frame of a planar (z = 0) chain back onto the plane: +Y in it, +Z = +-(0, 0, 1).
+    """Snap a frame of a planar (z = 0) chain back onto the plane: +Y in it, +Z = (0, 0, 1).
 
     Rounding would otherwise tilt frames out of the plane, and a tilted hinge plane feeds the tilt
-    back into the positions; 2D chains call this after every frame update.
+    back into the positions; 2D chains call this after every frame update. +Z is always the plane's
+    normal (a planar chain has no twist), so "left" stays a turn about +Z.
     """
     y0 = F[0, 1]
     y1 = F[1, 1]
@@ -209,7 +210,7 @@ def planarise(F):
     else:
         y0 = 0.0
         y1 = 1.0
-    s = 1.0 if F[2, 2] >= 0.0 else -1.0
+    s = 1.0
     F[0, 1] = y0
     F[1, 1] = y1
     F[2, 1] = 0.0
