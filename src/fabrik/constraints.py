@@ -32,6 +32,7 @@ from fabrik.model.constraints import (
     load_constraints,
     normalise_chain_constraints,
     normalise_skeleton_constraints,
+    random_pose,
     root_frame,
     save_constraints,
     swing_twist,
@@ -80,5 +81,5 @@ def humanoid(skeleton) -> dict[str, tuple]:
 __all__ = [
     "Cone", "Hinge", "Twist", "load_constraints", "save_constraints", "constraints_from_json", "humanoid",
     "normalise_chain_constraints", "normalise_skeleton_constraints", "cone_violation", "hinge_angle",
-    "swing_twist", "frames_to_rotations", "as_rotation_matrix", "root_frame",
+    "swing_twist", "frames_to_rotations", "as_rotation_matrix", "root_frame", "random_pose",
 ]
