@@ -43,3 +43,12 @@ def test_version(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert "fabrik" in capsys.readouterr().out
+
+
+def test_bench_chain_constrained(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    assert main(["bench", "chain", "--constrained", "--targets", "20", "--json", str(path)]) == 0
+    rows = {r["method"]: r for r in json.loads(path.read_text())["results"]}
+    assert set(rows) == {"fabrik-constrained", "ccd-constrained"}
+    assert rows["fabrik-constrained"]["max_violation_rad"] <= 1e-6
+    assert "cone" in capsys.readouterr().out

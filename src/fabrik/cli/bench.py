@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     chain.add_argument("--tol", type=float, default=1e-3, help="tolerance in chain units (default 1e-3)")
     chain.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     chain.add_argument("--plot", metavar="DIR", help="write Figure 11 and 12 PNGs into DIR")
+    chain.add_argument("--constrained", action="store_true",
+                       help="the paper's constrained chain instead (every joint a 60-degree cone): "
+                            "constrained FABRIK against constrained CCD on reachable targets")
     chain.set_defaults(func=run_chain)
     tracking = kinds.add_parser("tracking", help="a target on a sinusoidal path in and out of reach, warm-started steps")
     tracking.add_argument("--methods", default="all", help="comma-separated method names, or 'all' (default)")
@@ -49,6 +52,8 @@ def run_chain(args: argparse.Namespace) -> int:
 
     if args.targets < 1:
         raise ValueError(f"--targets must be >= 1, got {args.targets}")
+    if args.constrained:
+        return run_constrained_chain(args)
     chosen = parse_methods(args.methods, _benchmark_methods())
     rows, runs = run_table1(chosen, n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Table 1: 10-joint chain (9 bones x 100 units), {args.targets} targets per set, tol={args.tol:g}")
@@ -83,4 +88,20 @@ def run_tracking_cmd(args: argparse.Namespace) -> int:
 
         reach = benchmark_chain().total_length
         print(f"wrote {plot_tracking(runs, target_path(args.steps, reach), reach, Path(args.plot) / 'tracking.png')}")
+    return 0
+
+
+def run_constrained_chain(args: argparse.Namespace) -> int:
+    """``bench chain --constrained``: section 5.3's constrained chain, FABRIK against CCD."""
+    from fabrik.experiments.constrained import CONE_DEG, format_rows, run_constrained_bench
+
+    if args.methods not in ("fabrik", "all", "fabrik,ccd", "ccd,fabrik"):
+        raise ValueError("--constrained compares constrained FABRIK and CCD; leave --methods out")
+    rows = run_constrained_bench(n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
+    print(f"Constrained chain: 10 joints, 9 bones x 100 units, every joint a {CONE_DEG:g}-degree cone, "
+          f"{args.targets} reachable targets within the limits, tol={args.tol:g}")
+    print(format_rows(rows))
+    if args.json:
+        payload = {"experiment": "table1-constrained", "tol": args.tol, "targets": args.targets, "results": rows}
+        print(f"wrote {write_json(args.json, payload)}")
     return 0

@@ -55,8 +55,8 @@ class Chain:
         """Build a chain from an (n, 2) or (n, 3) array of joint positions, root first (n >= 2).
 
         The bone lengths are the distances between consecutive points. ``up`` (3D only) is the
-        reference up vector for joint frames used by joint limits; default +Y, or +Z when the
-        first bone is along Y.
+        reference up vector for joint frames used by joint limits (see docs/constraints.md for the
+        default); 2D chains use +Z (out of the plane) as up.
         """
         positions = as_points(points, "points", min_count=2)
         lengths = np.linalg.norm(np.diff(positions, axis=0), axis=1)

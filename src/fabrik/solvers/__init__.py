@@ -22,6 +22,7 @@ _METHOD_MODULES = (
     "fabrik.solvers.ftl",
     "fabrik.solvers.triangulation",
     "fabrik.solvers.fabrik_constrained",
+    "fabrik.solvers.ccd_constrained",
     "fabrik.solvers.skeleton_fabrik",
     "fabrik.solvers.skeleton_methods",
 )
@@ -104,6 +105,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
 
 def _constrained_name(method: str) -> str:
     """Constrained chains are solved by the ``<method>-constrained`` variant where one exists."""
+    if method.endswith("-constrained") and method in CHAIN_METHODS:
+        return method
     name = f"{method}-constrained"
     if name in CHAIN_METHODS:
         return name
