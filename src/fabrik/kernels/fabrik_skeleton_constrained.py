@@ -1,0 +1,859 @@
+"""Multi-end-effector FABRIK with joint limits (sections 4.1 and 4.3 of the paper), compiled.
+
+The tree arrives flattened as for ``fabrik.kernels.fabrik_skeleton`` (parents, lengths,
+rest_dirs, reach), plus:
+
+* ``Q`` (n, 3, 3): ``Q[c] = R0[parent(c)]^T R0[c]``, the constant rest rotation of bone c in the
+  rest frame of the bone it hangs from (identity for the root and for zero-length bones);
+* ``limits`` (n, 13): the packed rows of ``fabrik.model.constraints.pack_limits``; row j limits
+  every bone j -> c leaving joint j;
+* ``own_start``/``own_list``: for every joint i, the non-zero bones c whose *reference frame* is
+  i's frame: i's children, looking through zero-length children (``own_list[own_start[i] :
+  own_start[i + 1]]``).
+
+Frames (see ``fabrik.solvers.skeleton_fabrik_constrained`` for the conventions): ``F[i]`` is the
+world frame of the bone arriving at joint i (+Y along it), a zero-length bone's frame is its
+parent's, the root's frame is the root's orientation. Bone c is limited by row ``parent(c)``
+measured in its *reference frame* ``H_c = F[parent(c)] Q[c]`` (its parent's frame carried
+by the rest offset rotation, so that at rest every bone sits on the +Y axis of its reference).
+
+One iteration:
+
+* Forward stage, active joints from the leaves inwards (targets pinned, sub-bases at the centroid
+  of their children's proposals, as without limits). For a joint i with a non-zero bone, the
+  proposed bone direction (towards the parent's old position) gives a candidate frame (the old
+  frame carried onto it by the smallest rotation). If i's own limit is a hinge, the candidate is
+  first turned about the bone so that the hinge plane holds the child bone. Then, for every
+  limited child bone c already placed, the limit is read *reversed*: the child's frame turned
+  back by its clamped twist is the reference frame carried onto the child bone, and in it the
+  reference direction is the reflection (x, y, z) -> (-x, y, -z) of the child's direction, so
+  the reference direction is projected into the reflected region (``limit_direction`` with
+  ``reverse``) and the candidate frame is turned by the smallest rotation doing the same. Last,
+  the bone's own limit is applied against its reference frame as it stands (from the previous
+  backward stage) and its twist clamped; the joint proposes its parent's position at the bone's
+  length behind it.
+* Root frame: fixed (given) or, by default, *free*: refitted in every iteration as the rotation
+  that best maps the rest directions of the root's own bones onto their directions from the root
+  to their forward-stage positions (least squares, SVD; the smallest turn of the old frame when
+  only one direction is known).
+* Backward stage, from the root outwards: every non-zero bone takes the direction towards its
+  child's forward-stage position (untargeted subtrees: the direction and twist they had relative
+  to their parent frame, i.e. they move rigidly with it), a hinge parent is first turned about
+  its bone to hold its child in the hinge plane, the bone's limit projects the direction into its
+  allowed region against its reference frame, and its twist is clamped. Zero-length bones take
+  their parent's frame. So every returned pose satisfies every limit (also the start pose is
+  passed through a backward stage before iterating) and every bone keeps its length.
+
+Stopping rules and the section 5.4 nudge are those of the unconstrained kernel.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.constraints import (
+    ACTIVE_EPS,
+    COL_AXIS,
+    COL_CONE,
+    COL_HINGE,
+    COL_TWIST_FLAG,
+    COL_TYPE,
+    TYPE_HINGE,
+    limit_direction,
+    limit_twist,
+    wrap_angle,
+)
+from fabrik.kernels.fabrik_skeleton import (
+    BAD_INDEX,
+    BAD_ROOT,
+    any_unreachable,
+    effector_errors,
+    effectors_stalled,
+    mark_targets,
+    max_joint_move,
+    nudge_collinear,
+    resolve_root,
+)
+from fabrik.kernels.frames import (
+    rotate_frame,
+    rotation_between,
+    set_frame,
+    transport,
+    twist_about_y,
+    twist_between,
+)
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.vec import TINY
+
+#: Below this bend (radians) between a hinge's reference and its child bone the hinge plane is
+#: ill-defined, and the parent bone's twist is left alone.
+HINGE_ALIGN_MIN_BEND = 0.15
+
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _tr(out, F, j, d0, d1, d2):
+    """``fabrik.kernels.frames.transport`` (same arithmetic), inlined for the hot loops and read
+    by index (array views cost reference counting): out (3, 3) <- F[j] turned by the smallest
+    rotation taking its +Y onto the unit (d0, d1, d2)."""
+    a0 = F[j, 0, 1]
+    a1 = F[j, 1, 1]
+    a2 = F[j, 2, 1]
+    c = a0 * d0 + a1 * d1 + a2 * d2
+    w0 = F[j, 0, 2]
+    w1 = F[j, 1, 2]
+    w2 = F[j, 2, 2]
+    if 1.0 + c < 1e-8:
+        x0 = F[j, 0, 0]
+        x1 = F[j, 1, 0]
+        x2 = F[j, 2, 0]
+        t = 2.0 * (x0 * w0 + x1 * w1 + x2 * w2)
+        u0 = t * x0 - w0
+        u1 = t * x1 - w1
+        u2 = t * x2 - w2
+    else:
+        v0 = a1 * d2 - a2 * d1
+        v1 = a2 * d0 - a0 * d2
+        v2 = a0 * d1 - a1 * d0
+        c0 = v1 * w2 - v2 * w1
+        c1 = v2 * w0 - v0 * w2
+        c2 = v0 * w1 - v1 * w0
+        k = 1.0 / (1.0 + c)
+        u0 = w0 + c0 + k * (v1 * c2 - v2 * c1)
+        u1 = w1 + c1 + k * (v2 * c0 - v0 * c2)
+        u2 = w2 + c2 + k * (v0 * c1 - v1 * c0)
+    dot = u0 * d0 + u1 * d1 + u2 * d2
+    z0 = u0 - dot * d0
+    z1 = u1 - dot * d1
+    z2 = u2 - dot * d2
+    n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
+    if n < 1e-9:
+        set_frame(out, d0, d1, d2, u0, u1, u2)  # up along the bone: the shared fallback
+        return
+    z0 /= n
+    z1 /= n
+    z2 /= n
+    out[0, 0] = d1 * z2 - d2 * z1
+    out[1, 0] = d2 * z0 - d0 * z2
+    out[2, 0] = d0 * z1 - d1 * z0
+    out[0, 1] = d0
+    out[1, 1] = d1
+    out[2, 1] = d2
+    out[0, 2] = z0
+    out[1, 2] = z1
+    out[2, 2] = z2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _store(F, i, A):
+    """F[i] <- A (3, 3), by index."""
+    for r in range(3):
+        F[i, r, 0] = A[r, 0]
+        F[i, r, 1] = A[r, 1]
+        F[i, r, 2] = A[r, 2]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _copy_frame(F, i, j):
+    """F[i] <- F[j], by index."""
+    for r in range(3):
+        F[i, r, 0] = F[j, r, 0]
+        F[i, r, 1] = F[j, r, 1]
+        F[i, r, 2] = F[j, r, 2]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _cone_inside(limits, q, P, j, Q, c, d0, d1, d2):
+    """True when row q of ``limits`` is a cone without a twist limit and the unit direction d
+    lies strictly inside it, measured in the reference P[j] @ Q[c] (a cheap test by index that
+    lets the hot loops skip the projection); False otherwise (then the full limit runs)."""
+    if limits[q, COL_TYPE] != 1.0 or limits[q, COL_TWIST_FLAG] != 0.0:
+        return False
+    # coordinates of d in P[j] @ Q[c]: Q[c]^T (P[j]^T d)
+    e0 = P[j, 0, 0] * d0 + P[j, 1, 0] * d1 + P[j, 2, 0] * d2
+    e1 = P[j, 0, 1] * d0 + P[j, 1, 1] * d1 + P[j, 2, 1] * d2
+    e2 = P[j, 0, 2] * d0 + P[j, 1, 2] * d1 + P[j, 2, 2] * d2
+    x = Q[c, 0, 0] * e0 + Q[c, 1, 0] * e1 + Q[c, 2, 0] * e2
+    y = Q[c, 0, 1] * e0 + Q[c, 1, 1] * e1 + Q[c, 2, 1] * e2
+    z = Q[c, 0, 2] * e0 + Q[c, 1, 2] * e1 + Q[c, 2, 2] * e2
+    sx = limits[q, COL_CONE] if x >= 0.0 else limits[q, COL_CONE + 1]
+    sz = limits[q, COL_CONE + 2] if z >= 0.0 else limits[q, COL_CONE + 3]
+    return y * abs(y) - sx * x * x - sz * z * z > 1e-12
+
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _circular_own(D3, F, q, Q, i, ca, sa):
+    """Circular cone of half-angle alpha (cos ``ca``, sin ``sa``; any angle in (0, pi), no twist
+    limit) on the bone whose desired frame is D3[0], in its reference F[q] @ Q[i]: a direction
+    outside keeps its azimuth and is put on the rim (the nearest allowed direction), and the
+    frame follows by the smallest rotation. Closed form of ``limit_direction`` for this case.
+    Returns 1 when the limit is active (moved, or on the rim to 1e-12)."""
+    D = D3[0]
+    h0 = F[q, 0, 0] * Q[i, 0, 1] + F[q, 0, 1] * Q[i, 1, 1] + F[q, 0, 2] * Q[i, 2, 1]
+    h1 = F[q, 1, 0] * Q[i, 0, 1] + F[q, 1, 1] * Q[i, 1, 1] + F[q, 1, 2] * Q[i, 2, 1]
+    h2 = F[q, 2, 0] * Q[i, 0, 1] + F[q, 2, 1] * Q[i, 1, 1] + F[q, 2, 2] * Q[i, 2, 1]
+    u0 = D[0, 1]
+    u1 = D[1, 1]
+    u2 = D[2, 1]
+    c = u0 * h0 + u1 * h1 + u2 * h2
+    if c > ca + 1e-12:
+        return 0
+    if c >= ca:
+        return 1
+    w0 = u0 - c * h0
+    w1 = u1 - c * h1
+    w2 = u2 - c * h2
+    r = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if r < 1e-12:
+        # straight behind the reference: every rim point is as near; take the reference's +X side
+        w0 = F[q, 0, 0] * Q[i, 0, 0] + F[q, 0, 1] * Q[i, 1, 0] + F[q, 0, 2] * Q[i, 2, 0]
+        w1 = F[q, 1, 0] * Q[i, 0, 0] + F[q, 1, 1] * Q[i, 1, 0] + F[q, 1, 2] * Q[i, 2, 0]
+        w2 = F[q, 2, 0] * Q[i, 0, 0] + F[q, 2, 1] * Q[i, 1, 0] + F[q, 2, 2] * Q[i, 2, 0]
+        r = 1.0
+    k = sa / r
+    d0 = ca * h0 + k * w0
+    d1 = ca * h1 + k * w1
+    d2 = ca * h2 + k * w2
+    n = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    _tr(D, D3, 0, d0 / n, d1 / n, d2 / n)
+    return 1
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _circular_reverse(D, F, c, Q, ca, sa):
+    """The circular cone (no twist limit) of child bone c read reversed: a circular cone is its
+    own reflection, so the parent candidate D (3, 3) is turned by the smallest rotation that
+    brings the reference direction D @ Q[c] +Y within alpha of the child's direction F[c] +Y."""
+    h0 = D[0, 0] * Q[c, 0, 1] + D[0, 1] * Q[c, 1, 1] + D[0, 2] * Q[c, 2, 1]
+    h1 = D[1, 0] * Q[c, 0, 1] + D[1, 1] * Q[c, 1, 1] + D[1, 2] * Q[c, 2, 1]
+    h2 = D[2, 0] * Q[c, 0, 1] + D[2, 1] * Q[c, 1, 1] + D[2, 2] * Q[c, 2, 1]
+    v0 = F[c, 0, 1]
+    v1 = F[c, 1, 1]
+    v2 = F[c, 2, 1]
+    cth = h0 * v0 + h1 * v1 + h2 * v2
+    if cth >= ca:
+        return
+    k0 = h1 * v2 - h2 * v1
+    k1 = h2 * v0 - h0 * v2
+    k2 = h0 * v1 - h1 * v0
+    sth = np.sqrt(k0 * k0 + k1 * k1 + k2 * k2)
+    if sth < 1e-12:
+        return  # exactly opposite: no preferred turn; the backward stage settles it
+    k0 /= sth
+    k1 /= sth
+    k2 /= sth
+    # turn by theta - alpha about k (towards the child): cos/sin of the difference
+    cd = cth * ca + sth * sa
+    sd = sth * ca - cth * sa
+    t = 1.0 - cd
+    for col in range(3):
+        x = D[0, col]
+        y = D[1, col]
+        z = D[2, col]
+        kv = k0 * x + k1 * y + k2 * z
+        D[0, col] = x * cd + (k1 * z - k2 * y) * sd + k0 * kv * t
+        D[1, col] = y * cd + (k2 * x - k0 * z) * sd + k1 * kv * t
+        D[2, col] = z * cd + (k0 * y - k1 * x) * sd + k2 * kv * t
+
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _hinge_basis(H, lim, j):
+    """World hinge axis a, reference direction h and b = a x h of row j in the reference H."""
+    ax = lim[j, COL_AXIS]
+    ay = lim[j, COL_AXIS + 1]
+    az = lim[j, COL_AXIS + 2]
+    a0 = H[0, 0] * ax + H[0, 1] * ay + H[0, 2] * az
+    a1 = H[1, 0] * ax + H[1, 1] * ay + H[1, 2] * az
+    a2 = H[2, 0] * ax + H[2, 1] * ay + H[2, 2] * az
+    h0 = H[0, 1]
+    h1 = H[1, 1]
+    h2 = H[2, 1]
+    return a0, a1, a2, h0, h1, h2, a1 * h2 - a2 * h1, a2 * h0 - a0 * h2, a0 * h1 - a1 * h0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _hinge_clamp(x, y, hcs, j):
+    """(cos, sin, active) of the in-plane angle atan2(y, x) clamped to row j's range (nearer end
+    along the circle), from the precomputed cos/sin of the bounds."""
+    r = np.sqrt(x * x + y * y)
+    if r < 1e-12:
+        x = 1.0
+        y = 0.0
+        r = 1.0
+    theta = np.arctan2(y, x)
+    lo = hcs[j, 5]
+    hi = hcs[j, 6]
+    if lo <= theta <= hi:
+        act = 1 if (theta - lo <= ACTIVE_EPS or hi - theta <= ACTIVE_EPS) else 0
+        return x / r, y / r, act
+    dl = abs(wrap_angle(theta - lo))
+    dh = abs(wrap_angle(theta - hi))
+    if dl <= dh:
+        return hcs[j, 1], hcs[j, 2], 1
+    return hcs[j, 3], hcs[j, 4], 1
+
+
+@njit(cache=True, error_model="numpy")
+def _hinge_own(D3, F, q, Q, i, limits, hcs, P3):
+    """Hinge of row q without twist freedom on the bone whose desired frame is D3[0], in its
+    reference F[q] @ Q[i]: the direction goes into the hinge plane at the clamped angle and the
+    frame is the reference carried onto it (twist 0). Closed form of ``place_bone``. Returns the
+    active flag."""
+    D = D3[0]
+    H = P3[0]
+    _product(H, F, q, Q, i)
+    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(H, limits, q)
+    u0 = D[0, 1]
+    u1 = D[1, 1]
+    u2 = D[2, 1]
+    c, sn, act = _hinge_clamp(u0 * h0 + u1 * h1 + u2 * h2, u0 * b0 + u1 * b1 + u2 * b2, hcs, q)
+    d0 = c * h0 + sn * b0
+    d1 = c * h1 + sn * b1
+    d2 = c * h2 + sn * b2
+    n = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    _tr(D, P3, 0, d0 / n, d1 / n, d2 / n)
+    return act
+
+
+@njit(cache=True, error_model="numpy")
+def _hinge_reverse(D, F, c, Q, limits, hcs, pc, H):
+    """Row pc's hinge (twist 0) of the placed child c read reversed: turn the parent candidate D
+    about the hinge axis so that the child's angle from the reference D @ Q[c] is in range."""
+    _reference(H, D, Q[c])
+    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(H, limits, pc)
+    v0 = F[c, 0, 1]
+    v1 = F[c, 1, 1]
+    v2 = F[c, 2, 1]
+    x = v0 * h0 + v1 * h1 + v2 * h2
+    y = v0 * b0 + v1 * b1 + v2 * b2
+    r = np.sqrt(x * x + y * y)
+    if r < 1e-12:
+        return
+    cb, sb, act = _hinge_clamp(x, y, hcs, pc)
+    ct = x / r
+    st = y / r
+    # turn by delta = theta - bound about a: cos/sin of the difference
+    cd = ct * cb + st * sb
+    sd = st * cb - ct * sb
+    if sd == 0.0 and cd > 0.0:
+        return
+    t = 1.0 - cd
+    n = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    a0 /= n
+    a1 /= n
+    a2 /= n
+    for col in range(3):
+        x0 = D[0, col]
+        y0 = D[1, col]
+        z0 = D[2, col]
+        kv = a0 * x0 + a1 * y0 + a2 * z0
+        D[0, col] = x0 * cd + (a1 * z0 - a2 * y0) * sd + a0 * kv * t
+        D[1, col] = y0 * cd + (a2 * x0 - a0 * z0) * sd + a1 * kv * t
+        D[2, col] = z0 * cd + (a0 * y0 - a1 * x0) * sd + a2 * kv * t
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _unit_between(d, p, i, j, fx, fy, fz):
+    """d <- unit(p[j] - p[i]); (fx, fy, fz) when the joints coincide. Returns the distance."""
+    x = p[j, 0] - p[i, 0]
+    y = p[j, 1] - p[i, 1]
+    z = p[j, 2] - p[i, 2]
+    r = np.sqrt(x * x + y * y + z * z)
+    if r > TINY:
+        d[0] = x / r
+        d[1] = y / r
+        d[2] = z / r
+    else:
+        d[0] = fx
+        d[1] = fy
+        d[2] = fz
+    return r
+
+
+@njit(cache=True, error_model="numpy")
+def align_hinge_twist(D, Qc, row, s0, s1, s2):
+    """Turn frame D (3, 3) about its own +Y so that the hinge of ``row`` (measured in the
+    reference ``D Qc``) holds the unit child direction s in its plane, at an angle inside (or
+    nearest to) its range; of the two solutions the one needing the smaller turn wins a tie.
+    Nothing happens when the child bends less than ``HINGE_ALIGN_MIN_BEND`` from the reference."""
+    # reference +Y (h) and hinge axis (a) in world coordinates
+    ax = row[COL_AXIS]
+    ay = row[COL_AXIS + 1]
+    az = row[COL_AXIS + 2]
+    qa0 = Qc[0, 0] * ax + Qc[0, 1] * ay + Qc[0, 2] * az
+    qa1 = Qc[1, 0] * ax + Qc[1, 1] * ay + Qc[1, 2] * az
+    qa2 = Qc[2, 0] * ax + Qc[2, 1] * ay + Qc[2, 2] * az
+    a = (D[0, 0] * qa0 + D[0, 1] * qa1 + D[0, 2] * qa2, D[1, 0] * qa0 + D[1, 1] * qa1 + D[1, 2] * qa2,
+         D[2, 0] * qa0 + D[2, 1] * qa1 + D[2, 2] * qa2)
+    h = (D[0, 0] * Qc[0, 1] + D[0, 1] * Qc[1, 1] + D[0, 2] * Qc[2, 1],
+         D[1, 0] * Qc[0, 1] + D[1, 1] * Qc[1, 1] + D[1, 2] * Qc[2, 1],
+         D[2, 0] * Qc[0, 1] + D[2, 1] * Qc[1, 1] + D[2, 2] * Qc[2, 1])
+    u = (D[0, 1], D[1, 1], D[2, 1])
+    hs = h[0] * s0 + h[1] * s1 + h[2] * s2
+    if hs > np.cos(HINGE_ALIGN_MIN_BEND):
+        return
+    # a(psi) = cos(psi) a_perp + sin(psi) (u x a_perp) + a_par u ; want a(psi) . s = 0
+    a_par = a[0] * u[0] + a[1] * u[1] + a[2] * u[2]
+    ap0 = a[0] - a_par * u[0]
+    ap1 = a[1] - a_par * u[1]
+    ap2 = a[2] - a_par * u[2]
+    ua0 = u[1] * ap2 - u[2] * ap1
+    ua1 = u[2] * ap0 - u[0] * ap2
+    ua2 = u[0] * ap1 - u[1] * ap0
+    A = ap0 * s0 + ap1 * s1 + ap2 * s2
+    B = ua0 * s0 + ua1 * s1 + ua2 * s2
+    C = a_par * (u[0] * s0 + u[1] * s1 + u[2] * s2)
+    R = np.sqrt(A * A + B * B)
+    if R < 1e-9:
+        return
+    # psi = base +- off with cos/sin(base) = (A, B) / R and cos(off) = -C / R: no trigonometry
+    cb = A / R
+    sb = B / R
+    co = -C / R
+    if co > 1.0:
+        co = 1.0
+    elif co < -1.0:
+        co = -1.0
+    so = np.sqrt(1.0 - co * co)
+    lo = row[COL_HINGE]
+    hi = row[COL_HINGE + 1]
+    best_c = 1.0
+    best_s = 0.0
+    best_cost = np.inf
+    for k in range(2):
+        sg = 1.0 if k == 0 else -1.0
+        c = cb * co - sb * sg * so
+        sn = sb * co + cb * sg * so
+        # rotate a and h about u by psi (Rodrigues)
+        ud = u[0] * a[0] + u[1] * a[1] + u[2] * a[2]
+        r0 = c * a[0] + sn * (u[1] * a[2] - u[2] * a[1]) + (1.0 - c) * ud * u[0]
+        r1 = c * a[1] + sn * (u[2] * a[0] - u[0] * a[2]) + (1.0 - c) * ud * u[1]
+        r2 = c * a[2] + sn * (u[0] * a[1] - u[1] * a[0]) + (1.0 - c) * ud * u[2]
+        ud = u[0] * h[0] + u[1] * h[1] + u[2] * h[2]
+        g0 = c * h[0] + sn * (u[1] * h[2] - u[2] * h[1]) + (1.0 - c) * ud * u[0]
+        g1 = c * h[1] + sn * (u[2] * h[0] - u[0] * h[2]) + (1.0 - c) * ud * u[1]
+        g2 = c * h[2] + sn * (u[0] * h[1] - u[1] * h[0]) + (1.0 - c) * ud * u[2]
+        # signed angle from g to s about the rotated axis
+        cx = g1 * s2 - g2 * s1
+        cy = g2 * s0 - g0 * s2
+        cz = g0 * s1 - g1 * s0
+        theta = np.arctan2(cx * r0 + cy * r1 + cz * r2, g0 * s0 + g1 * s1 + g2 * s2)
+        excess = 0.0
+        if theta < lo:
+            excess = lo - theta
+        elif theta > hi:
+            excess = theta - hi
+        cost = excess + 1e-3 * (1.0 - c)
+        if cost < best_cost:
+            best_cost = cost
+            best_c = c
+            best_s = sn
+    # turn D about its own +Y (u) by psi: x <- c x - s z, z <- c z + s x
+    for r in range(3):
+        gx = D[r, 0]
+        gz = D[r, 2]
+        D[r, 0] = best_c * gx - best_s * gz
+        D[r, 2] = best_c * gz + best_s * gx
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _product(G, F, j, Q, c):
+    """G <- F[j] @ Q[c], by index."""
+    for r in range(3):
+        f0 = F[j, r, 0]
+        f1 = F[j, r, 1]
+        f2 = F[j, r, 2]
+        for k in range(3):
+            G[r, k] = f0 * Q[c, 0, k] + f1 * Q[c, 1, k] + f2 * Q[c, 2, k]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _reference(G, F, Qc):
+    """G <- F @ Qc (the reference frame of a bone whose parent frame is F)."""
+    for r in range(3):
+        f0 = F[r, 0]
+        f1 = F[r, 1]
+        f2 = F[r, 2]
+        for c in range(3):
+            G[r, c] = f0 * Qc[0, c] + f1 * Qc[1, c] + f2 * Qc[2, c]
+
+
+@njit(cache=True, error_model="numpy")
+def place_bone(D, P, row, d, R):
+    """Restrict the desired frame D (3, 3; +Y the desired bone direction) by ``row`` against
+    the reference frame P: the direction is projected into the allowed region and, with a twist
+    limit, the twist of D relative to P (carried onto the bone) is clamped; without one D follows
+    its bone by the smallest rotation. D is overwritten with the result; d (3,) and R (3, 3) are
+    scratch. Returns 1 when the limit is active."""
+    d[0] = D[0, 1]
+    d[1] = D[1, 1]
+    d[2] = D[2, 1]
+    act = limit_direction(row, P, d, False)
+    if row[COL_TWIST_FLAG] != 0.0:
+        transport(R, P, D[0, 1], D[1, 1], D[2, 1])
+        psi = twist_between(R, D)
+        psi, act_t = limit_twist(row, psi)
+        transport(R, P, d[0], d[1], d[2])
+        twist_about_y(D, R, psi)
+        act += act_t
+    elif act:
+        transport(D, D, d[0], d[1], d[2])
+    return 1 if act > 0 else 0
+
+
+@njit(cache=True, error_model="numpy")
+def _reorthonormalise(F):
+    """Rebuild F (3, 3) as a rotation from its +Y and +Z columns (removes rounding drift)."""
+    y0 = F[0, 1]
+    y1 = F[1, 1]
+    y2 = F[2, 1]
+    r = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+    if r <= 0.0:
+        y0, y1, y2, r = 0.0, 1.0, 0.0, 1.0
+    set_frame(F, y0 / r, y1 / r, y2 / r, F[0, 2], F[1, 2], F[2, 2])
+
+
+@njit(cache=True, error_model="numpy")
+def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
+    """F0 <- the rotation best mapping the rest directions of the root's own active bones (Q[c]
+    +Y, in the root's rest frame) onto the directions from the root to their joints in ``p``
+    (least squares via SVD, proper rotation). One direction: the old F0 turned by the smallest
+    rotation. None: unchanged. M, R (3, 3) and d (3,) are scratch."""
+    count = 0
+    first = -1
+    for c in range(3):
+        for k in range(3):
+            M[c, k] = 0.0
+    for m in range(own_start[0], own_start[1]):
+        c = own_list[m]
+        if not active[c]:
+            continue
+        # the root sits at root3 in the backward stage; measure from there
+        x = p[c, 0] - root3[0]
+        y = p[c, 1] - root3[1]
+        z = p[c, 2] - root3[2]
+        r = np.sqrt(x * x + y * y + z * z)
+        if r <= TINY:
+            continue
+        x /= r
+        y /= r
+        z /= r
+        if first < 0:
+            first = c
+            d[0] = x
+            d[1] = y
+            d[2] = z
+        count += 1
+        for row in range(3):
+            b = x if row == 0 else (y if row == 1 else z)
+            for col in range(3):
+                M[row, col] += b * Q[c, col, 1]
+    if count == 0:
+        return
+    if count >= 2:
+        U, S, Vt = np.linalg.svd(M)
+        if S[1] > 1e-6 * S[0]:
+            det = (U[0, 0] * (U[1, 1] * U[2, 2] - U[1, 2] * U[2, 1])
+                   - U[0, 1] * (U[1, 0] * U[2, 2] - U[1, 2] * U[2, 0])
+                   + U[0, 2] * (U[1, 0] * U[2, 1] - U[1, 1] * U[2, 0]))
+            det *= (Vt[0, 0] * (Vt[1, 1] * Vt[2, 2] - Vt[1, 2] * Vt[2, 1])
+                    - Vt[0, 1] * (Vt[1, 0] * Vt[2, 2] - Vt[1, 2] * Vt[2, 0])
+                    + Vt[0, 2] * (Vt[1, 0] * Vt[2, 1] - Vt[1, 1] * Vt[2, 0]))
+            sgn = 1.0 if det >= 0.0 else -1.0
+            for row in range(3):
+                for col in range(3):
+                    F0[row, col] = U[row, 0] * Vt[0, col] + U[row, 1] * Vt[1, col] + sgn * U[row, 2] * Vt[2, col]
+            _reorthonormalise(F0)
+            return
+    # one direction (or collinear ones): smallest turn of the old frame
+    c = first
+    a0 = F0[0, 0] * Q[c, 0, 1] + F0[0, 1] * Q[c, 1, 1] + F0[0, 2] * Q[c, 2, 1]
+    a1 = F0[1, 0] * Q[c, 0, 1] + F0[1, 1] * Q[c, 1, 1] + F0[1, 2] * Q[c, 2, 1]
+    a2 = F0[2, 0] * Q[c, 0, 1] + F0[2, 1] * Q[c, 1, 1] + F0[2, 2] * Q[c, 2, 1]
+    rotation_between(R, a0, a1, a2, d[0], d[1], d[2])
+    rotate_frame(M, F0, R)
+    F0[:, :] = M
+    _reorthonormalise(F0)
+
+
+@njit(cache=True, error_model="numpy")
+def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
+                   row_active, P3, D3, R, d):
+    """Root onto its base, then outwards (module docstring). ``local[i]`` is the frame of an
+    untargeted bone i relative to its parent frame. Fills ``row_active`` (per limit row)."""
+    n = parents.shape[0]
+    D = D3[0]
+    p[0, 0] = root3[0]
+    p[0, 1] = root3[1]
+    p[0, 2] = root3[2]
+    for j in range(n):
+        row_active[j] = 0
+    for i in range(1, n):
+        q = parents[i]
+        L = lengths[i]
+        if L == 0.0:
+            p[i, 0] = p[q, 0]
+            p[i, 1] = p[q, 1]
+            p[i, 2] = p[q, 2]
+            _copy_frame(F, i, q)
+            continue
+        if active[i]:
+            _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+            _tr(D, F, i, d[0], d[1], d[2])
+        else:
+            _product(D, F, q, local, i)
+        # p[i] is about to move: the children still sit where the forward stage put them
+        _set_joint(p, q, i, L, D)
+        for m in range(own_start[i], own_start[i + 1]):
+            c = own_list[m]
+            if active[c] and limits[parents[c], COL_TYPE] == TYPE_HINGE:
+                _unit_between(d, p, i, c, D[0, 1], D[1, 1], D[2, 1])
+                align_hinge_twist(D, Q[c], limits[parents[c]], d[0], d[1], d[2])
+                break
+        if circ[q, 0] <= 1.0:
+            if _circular_own(D3, F, q, Q, i, circ[q, 0], circ[q, 1]):
+                row_active[q] = 1
+        elif hcs[q, 0] != 0.0:
+            if _hinge_own(D3, F, q, Q, i, limits, hcs, P3):
+                row_active[q] = 1
+        elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+                limits, q, F, q, Q, i, D[0, 1], D[1, 1], D[2, 1]):
+            P = P3[0]
+            _product(P, F, q, Q, i)
+            if place_bone(D, P, limits[q], d, R):
+                row_active[q] = 1
+        _store(F, i, D)
+        _set_joint(p, q, i, L, D)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _set_joint(p, q, i, L, D):
+    p[i, 0] = p[q, 0] + L * D[0, 1]
+    p[i, 1] = p[q, 1] + L * D[1, 1]
+    p[i, 2] = p[q, 2] + L * D[2, 1]
+
+
+@njit(cache=True, error_model="numpy")
+def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
+    """Turn the candidate parent frame Phi by the smallest rotation that puts its child bone
+    (frame Fc, already placed) inside ``row`` (measured in Phi @ Qc): the limit read reversed."""
+    _reference(P, Phi, Qc)  # the reference frame H of the child bone
+    # H carried onto the child bone, the child's twist against it clamped, child turned back
+    transport(G, P, Fc[0, 1], Fc[1, 1], Fc[2, 1])
+    psi = 0.0
+    if row[COL_TWIST_FLAG] != 0.0:
+        psi = twist_between(G, Fc)
+        psi, _ = limit_twist(row, psi)
+        twist_about_y(G, Fc, -psi)
+    else:
+        # free twist: the untwisted child frame is exactly H carried onto the child bone
+        pass
+    h[0] = P[0, 1]
+    h[1] = P[1, 1]
+    h[2] = P[2, 1]
+    if limit_direction(row, G, h, True) == 0:
+        return
+    rotation_between(R, P[0, 1], P[1, 1], P[2, 1], h[0], h[1], h[2])
+    rotate_frame(tmp, Phi, R)
+    Phi[:, :] = tmp
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, circ, hcs, own_start, own_list,
+                                target_idx,
+                                targets, initial, initial_frames, root, root_from_target, root_fixed, tol, max_iter):
+    """Solve a skeleton with joint limits for several targets.
+
+    Args: the flattened tree and limit tables (module docstring; ``circ`` (n, 2) holds (cos,
+    sin) of the half-angle of rows that are circular cones without a twist limit, and cos > 1
+    elsewhere; ``hcs`` (n, 7) flags hinge rows whose twist is held at 0 and holds cos/sin of their
+    bounds and the bounds: (1, cos lo, sin lo, cos hi, sin hi, lo, hi), 0 elsewhere: those rows
+    take closed-form paths); target_idx (k,) int64 distinct
+    joint indices and targets (k, 3); initial (n, 3) start pose and initial_frames (n, 3, 3) its
+    frames (both copied, never written); root (3,) the fixed root position (a target on the root
+    joint replaces it when ``root_from_target``); root_fixed: keep the root frame
+    ``initial_frames[0]`` instead of refitting it; tol >= 0; max_iter >= 0.
+
+    Returns (positions (n, 3), frames (n, 3, 3), row_active (n,) int64 (1 where a limit of that
+    joint is on its boundary in the returned pose), iterations, errors (k,), status). A negative
+    status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
+    """
+    n = parents.shape[0]
+    k = target_idx.shape[0]
+    p = initial.copy()
+    F = initial_frames.copy()
+    errors = np.zeros(k)
+    row_active = np.zeros(n, dtype=np.int64)
+    total = 0.0
+    for i in range(n):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
+    eps = TINY * scale
+
+    slot, active, ok = mark_targets(parents, target_idx)
+    if not ok:
+        return p, F, row_active, 0, errors, BAD_INDEX
+    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
+    if not ok:
+        return p, F, row_active, 0, errors, BAD_ROOT
+    unreachable = any_unreachable(target_idx, targets, root3, reach)
+
+    P3 = np.empty((1, 3, 3))
+    P = P3[0]
+    D3 = np.empty((1, 3, 3))
+    D = D3[0]
+    G = np.empty((3, 3))
+    R = np.empty((3, 3))
+    T = np.empty((3, 3))
+    d = np.empty(3)
+    h = np.empty(3)
+    local = np.zeros((n, 3, 3))
+    everything = np.ones(n, dtype=np.bool_)
+
+    # make the start pose legal: one backward stage with every bone following its own direction
+    backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, everything, local, root3,
+                   row_active, P3, D3, R, d)
+    # untargeted bones then move rigidly with their parent frame
+    for i in range(1, n):
+        if not active[i] and lengths[i] > 0.0:
+            q = parents[i]
+            for r in range(3):
+                for c in range(3):
+                    local[i, r, c] = F[q, 0, r] * F[i, 0, c] + F[q, 1, r] * F[i, 1, c] + F[q, 2, r] * F[i, 2, c]
+    err = effector_errors(p, target_idx, targets, errors)
+    if err <= tol:
+        return p, F, row_active, 0, errors, REACHED
+
+    active_list = np.empty(n, dtype=np.int64)
+    n_active = 0
+    for i in range(n):
+        if active[i]:
+            active_list[n_active] = i
+            n_active += 1
+    proposal_sum = np.zeros((n, 3))
+    proposal_count = np.zeros(n, dtype=np.int64)
+    before = np.empty((k, 3))
+    snapshot = np.empty((n, 3))
+    check_pose = False
+    goal = targets.copy()
+    nudged = False
+    nudges = 0
+    it = 0
+    while it < max_iter:
+        for t in range(k):
+            for c in range(3):
+                before[t, c] = p[target_idx[t], c]
+        prev_err = err
+        if check_pose:
+            snapshot[:, :] = p
+        for a in range(n_active):
+            i = active_list[a]
+            proposal_count[i] = 0
+            proposal_sum[i, 0] = 0.0
+            proposal_sum[i, 1] = 0.0
+            proposal_sum[i, 2] = 0.0
+        # forward stage
+        for a in range(n_active - 1, 0, -1):
+            i = active_list[a]
+            s = slot[i]
+            if s >= 0:
+                p[i, 0] = goal[s, 0]
+                p[i, 1] = goal[s, 1]
+                p[i, 2] = goal[s, 2]
+            elif proposal_count[i] > 0:
+                w = 1.0 / proposal_count[i]
+                p[i, 0] = proposal_sum[i, 0] * w
+                p[i, 1] = proposal_sum[i, 1] * w
+                p[i, 2] = proposal_sum[i, 2] * w
+            q = parents[i]
+            L = lengths[i]
+            if L > 0.0:
+                # candidate frame: the old one carried onto the proposed direction (parent -> i)
+                r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+                if r <= eps:
+                    d[0] = F[i, 0, 1]
+                    d[1] = F[i, 1, 1]
+                    d[2] = F[i, 2, 1]
+                _tr(D, F, i, d[0], d[1], d[2])
+                aligned = False
+                for m in range(own_start[i], own_start[i + 1]):
+                    c = own_list[m]
+                    pc = parents[c]
+                    if not active[c] or (limits[pc, COL_TYPE] == 0.0 and limits[pc, COL_TWIST_FLAG] == 0.0):
+                        continue
+                    if not aligned and limits[pc, COL_TYPE] == TYPE_HINGE:
+                        align_hinge_twist(D, Q[c], limits[pc], F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+                        aligned = True
+                    if circ[pc, 0] <= 1.0:
+                        _circular_reverse(D, F, c, Q, circ[pc, 0], circ[pc, 1])
+                    elif hcs[pc, 0] != 0.0:
+                        _hinge_reverse(D, F, c, Q, limits, hcs, pc, G)
+                    elif not _cone_inside(limits, pc, D3, 0, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+                        reverse_child_limit(D, F[c], Q[c], limits[pc], P, G, R, h, T)
+                if circ[q, 0] <= 1.0:
+                    _circular_own(D3, F, q, Q, i, circ[q, 0], circ[q, 1])
+                elif hcs[q, 0] != 0.0:
+                    _hinge_own(D3, F, q, Q, i, limits, hcs, P3)
+                elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+                        limits, q, F, q, Q, i, D[0, 1], D[1, 1], D[2, 1]):
+                    _product(P, F, q, Q, i)
+                    place_bone(D, P, limits[q], d, R)
+                _store(F, i, D)
+                proposal_sum[q, 0] += p[i, 0] - L * D[0, 1]
+                proposal_sum[q, 1] += p[i, 1] - L * D[1, 1]
+                proposal_sum[q, 2] += p[i, 2] - L * D[2, 1]
+            else:
+                proposal_sum[q, 0] += p[i, 0]
+                proposal_sum[q, 1] += p[i, 1]
+                proposal_sum[q, 2] += p[i, 2]
+            proposal_count[q] += 1
+        if not root_fixed:
+            fit_root_frame(F[0], p, root3, own_start, own_list, active, Q, T, R, d)
+        backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
+                       row_active, P3, D3, R, d)
+        it += 1
+        err = effector_errors(p, target_idx, targets, errors)
+        if err <= tol:
+            return p, F, row_active, it, errors, REACHED
+        if nudged:
+            nudged = False
+            goal[:, :] = targets
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                if not unreachable and nudges < 3 and nudge_collinear(p, parents, lengths, target_idx, targets, goal,
+                                                                     errors, tol, scale):
+                    nudged = True
+                    nudges += 1
+                    continue
+                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
+        if effectors_stalled(p, before, target_idx, tol, err, prev_err):
+            check_pose = True
+    return p, F, row_active, it, errors, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
+    """out (n, 3, 3) <- frames for pose p (n, 3) with zero twist from the rest: the root frame is
+    fitted to its own bones (identity at rest), then each bone's frame is its reference frame
+    carried onto the bone by the smallest rotation; zero-length bones take their parent's frame."""
+    n = parents.shape[0]
+    M = np.empty((3, 3))
+    R = np.empty((3, 3))
+    G = np.empty((3, 3))
+    d = np.empty(3)
+    for r in range(3):
+        for c in range(3):
+            out[0, r, c] = 1.0 if r == c else 0.0
+    everything = np.ones(n, dtype=np.bool_)
+    root3 = p[0].copy()
+    fit_root_frame(out[0], p, root3, own_start, own_list, everything, Q, M, R, d)
+    for i in range(1, n):
+        q = parents[i]
+        if lengths[i] == 0.0:
+            out[i, :, :] = out[q]
+            continue
+        _reference(G, out[q], Q[i])
+        _unit_between(d, p, q, i, G[0, 1], G[1, 1], G[2, 1])
+        transport(out[i], G, d[0], d[1], d[2])

@@ -1,0 +1,407 @@
+"""Multi-end-effector FABRIK with joint limits on skeletons (sections 4.1 and 4.3 of the paper).
+
+``fabrik.solve(skeleton.with_constraints({...}), targets={...})`` routes here (method
+``"fabrik-constrained"``). The limit types are those of ``fabrik.constraints`` (``Cone``,
+``Hinge``, ``Twist``); this module fixes what they mean on a tree.
+
+Frames
+------
+Every joint i carries a world frame ``F[i]`` (3x3 rotation, columns = its +X, +Y, +Z axes):
+
+* for a joint with a bone arriving from its parent, the frame of that bone: +Y along the bone
+  (parent -> i); this is helper ``fabrik.constraints``' chain convention, where joint i's frame is
+  the frame of the bone that ends at i... more precisely, the chain calls it bone i - 1's frame;
+* a zero-length bone has no direction: its joint takes its parent's frame (so chains of BVH
+  joints at one place, e.g. CMU's ``Hips -> LHipJoint``, share one frame);
+* the root's frame is the root's orientation (identity at rest).
+
+*Rest frames* ``R0[i]`` (``rest_frames``): identity for the root; for a non-zero bone +Y along its
+rest offset and +Z towards world +Z, or towards world +Y when the bone lies within about 25
+degrees of the Z axis; a zero-length bone copies its parent's. For a BVH pose with world rotation
+matrices ``W`` (``Motion.world_transforms``), ``F[i] = W[parent(i)] R0[i]`` and
+``F[root] = W[root]`` (``frames_from_world_rotations``).
+
+Which bone a limit restricts
+----------------------------
+As for chains, a limit on joint j restricts the bone(s) *leaving* j (j -> each child c), relative
+to the bone *arriving* at j (j's frame; the root's orientation for the root). On a tree the
+reference is that frame turned by the bone's constant rest offset: ``H_c = F[j] R0[j]^T R0[c]``.
+So the limit is centred on the bone's **rest direction** relative to its parent (where BVH
+rotations are zero), not on the parent bone's direction: a joint with several children (a
+pelvis, a chest) has one limit that each child bone obeys about its own rest direction, and for a
+skeleton whose rest pose is straight the two conventions agree. The cone's up/down/left/right
+are towards the +Z, -Z, -X, +X axes of ``H_c``, i.e. of the child bone's rest frame carried along
+by its parent (for a +Y-up character facing +Z: up = forward for limbs along -Y). A ``Hinge``
+axis is given in ``H_c`` coordinates (perpendicular to +Y) and a ``Twist`` is the twist of
+``F[c]`` about the bone relative to ``H_c`` carried onto it. In BVH terms: the limit on joint j
+bounds j's local rotation (expressed in the child's rest frame).
+
+Limits on zero-length bones restrict nothing (they have no direction); put the limit on the
+zero-length joint itself instead (CMU: ``LHipJoint`` limits the pelvis bone to ``LeftHip``).
+
+The root
+--------
+The root's position is fixed as for the unconstrained solver. Its orientation is *free* by
+default: in every iteration it is refitted (least squares) to the directions of the root's own
+bones (looking through zero-length bones), so limits on those bones bound their arrangement
+relative to each other (e.g. a near-rigid pelvis). Give ``root_rotation`` to hold it fixed.
+
+Method options
+--------------
+``initial_frames``: (n, 3, 3) frames of the start pose (default: derived from ``initial``, see
+``frames_from_pose``; for a BVH frame use ``frames_from_world_rotations``). Passing a previous
+solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
+``root_rotation``: fixed root orientation (scipy Rotation, (x, y, z, w) quaternion or 3x3
+matrix); default free.
+
+Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (sorted joint names whose limit is
+on its boundary in the returned pose), ``effector_error_array`` (k,).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from fabrik.kernels.fabrik_skeleton_constrained import fabrik_skeleton_constrained
+from fabrik.kernels.fabrik_skeleton_constrained import frames_from_pose as _frames_from_pose_kernel
+from fabrik.model.constraints import (
+    Cone,
+    Hinge,
+    COL_CONE,
+    COL_HINGE,
+    COL_TWIST,
+    COL_TWIST_FLAG,
+    COL_TYPE,
+    TYPE_CONE,
+    TYPE_HINGE,
+    Twist,
+    as_rotation_matrix,
+    cone_violation,
+    orthonormal_frame,
+    pack_limits,
+    swing_twist,
+)
+from fabrik.solvers.registry import register
+from fabrik.solvers.result import STATUSES, Solution
+from fabrik.solvers.skeleton_fabrik import (
+    _CACHE_ATTR as _ARRAYS_ATTR,
+    DEFAULT_MAX_ITER,
+    _writable,
+    check_options,
+    prepare,
+    raise_kernel_error,
+    skeleton_arrays,
+)
+
+METHOD = "fabrik-constrained"
+#: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
+REST_UP_SWITCH = math.radians(25.0)
+_OPTIONS = ("initial_frames", "root_rotation")
+
+
+class ConstrainedSkeletonArrays(NamedTuple):
+    """The limit tables of a skeleton for the kernel (C-contiguous, never written).
+
+    Attributes:
+        rest_frames: (n, 3, 3) ``R0`` (module docstring).
+        Q: (n, 3, 3) ``R0[parent(c)]^T R0[c]`` (identity for the root and zero-length bones).
+        limits: (n, 13) packed limit rows (``pack_limits``), row j for the bones leaving j.
+        circ: (n, 2) (cos, sin) of the half-angle where row j is a circular cone without a twist
+            limit (the kernel's closed-form path), (2, 0) elsewhere.
+        hcs: (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge with its
+            twist held at 0 (closed-form path), zeros elsewhere.
+        own_start, own_list: int64 CSR lists of the non-zero bones whose reference frame is
+            joint i's frame (children of i, looking through zero-length children).
+    """
+
+    rest_frames: np.ndarray
+    Q: np.ndarray
+    limits: np.ndarray
+    circ: np.ndarray
+    hcs: np.ndarray
+    own_start: np.ndarray
+    own_list: np.ndarray
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def rest_frames(skeleton) -> np.ndarray:
+    """(n, 3, 3) rest frames ``R0`` of a skeleton (see the module docstring)."""
+    arrays = skeleton_arrays(skeleton)
+    n = arrays.parents.shape[0]
+    out = np.empty((n, 3, 3))
+    out[0] = np.eye(3)
+    cos_switch = math.cos(REST_UP_SWITCH)
+    for i in range(1, n):
+        if arrays.lengths[i] == 0.0:
+            out[i] = out[arrays.parents[i]]
+            continue
+        d = arrays.rest_dirs[i]
+        up = np.array([0.0, 1.0, 0.0]) if abs(d[2]) > cos_switch else np.array([0.0, 0.0, 1.0])
+        out[i] = orthonormal_frame(d, up)
+    return out
+
+
+def constrained_arrays(skeleton) -> ConstrainedSkeletonArrays:
+    """The kernel tables of ``skeleton`` (cached per skeleton object; skeletons are immutable)."""
+    hit = _CACHE.get(skeleton)
+    if hit is not None:
+        return hit
+    arrays = skeleton_arrays(skeleton)
+    parents = arrays.parents
+    lengths = arrays.lengths
+    n = parents.shape[0]
+    R0 = rest_frames(skeleton)
+    Q = np.empty((n, 3, 3))
+    Q[0] = np.eye(3)
+    for c in range(1, n):
+        Q[c] = np.eye(3) if lengths[c] == 0.0 else R0[parents[c]].T @ R0[c]
+    owned: list[list[int]] = [[] for _ in range(n)]
+    for c in range(1, n):
+        if lengths[c] == 0.0:
+            continue
+        owner = int(parents[c])
+        while owner != 0 and lengths[owner] == 0.0:
+            owner = int(parents[owner])
+        owned[owner].append(c)
+    own_start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        own_start[i + 1] = own_start[i] + len(owned[i])
+    own_list = np.array([c for lst in owned for c in lst], dtype=np.int64)
+    limits = np.ascontiguousarray(pack_limits(skeleton.constraints, n))
+    circ = np.zeros((n, 2))
+    circ[:, 0] = 2.0
+    for j in range(n):
+        row = limits[j]
+        s_vals = row[COL_CONE:COL_CONE + 4]
+        if row[COL_TYPE] == TYPE_CONE and row[COL_TWIST_FLAG] == 0.0 and np.all(s_vals == s_vals[0]):
+            cot = math.copysign(math.sqrt(abs(s_vals[0])), s_vals[0])
+            alpha = math.atan2(1.0, cot)
+            circ[j] = (math.cos(alpha), math.sin(alpha))
+    hcs = np.zeros((n, 7))
+    for j in range(n):
+        row = limits[j]
+        if (row[COL_TYPE] == TYPE_HINGE and row[COL_TWIST_FLAG] != 0.0 and row[COL_TWIST] == 0.0
+                and row[COL_TWIST + 1] == 0.0):
+            lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
+            hcs[j] = (1.0, math.cos(lo), math.sin(lo), math.cos(hi), math.sin(hi), lo, hi)
+    hit = ConstrainedSkeletonArrays(np.ascontiguousarray(R0), np.ascontiguousarray(Q), limits, circ, hcs,
+                                    own_start, own_list)
+    _CACHE[skeleton] = hit
+    return hit
+
+
+def frames_from_world_rotations(skeleton, world_rotations) -> np.ndarray:
+    """Joint frames of a BVH pose: ``F[i] = W[parent(i)] R0[i]``, ``F[root] = W[root]``.
+
+    Args:
+        world_rotations: (n, 3, 3) or (F, n, 3, 3) world rotation matrices per joint (the second
+            output of ``Motion.world_transforms``).
+
+    Returns:
+        (n, 3, 3) or (F, n, 3, 3) frames (zero-length bones take their parent's frame).
+    """
+    W = np.asarray(world_rotations, dtype=np.float64)
+    n = skeleton.n_joints
+    if W.shape[-3:] != (n, 3, 3) or W.ndim not in (3, 4):
+        raise ValueError(f"world_rotations must have shape (n, 3, 3) or (F, n, 3, 3) with n = {n}, got {W.shape}")
+    if not np.isfinite(W).all():
+        raise ValueError("world_rotations contain a non-finite value")
+    arrays = skeleton_arrays(skeleton)
+    R0 = constrained_arrays(skeleton).rest_frames
+    out = np.empty_like(W)
+    out[..., 0, :, :] = W[..., 0, :, :]
+    for i in range(1, n):
+        q = arrays.parents[i]
+        if arrays.lengths[i] == 0.0:
+            out[..., i, :, :] = out[..., q, :, :]
+        else:
+            out[..., i, :, :] = W[..., q, :, :] @ R0[i]
+    return np.ascontiguousarray(out)
+
+
+def frames_from_pose(skeleton, positions) -> np.ndarray:
+    """(n, 3, 3) frames for joint positions (n, 3) with zero twist relative to the rest pose.
+
+    The root frame is the least-squares rotation taking the rest directions of the root's own
+    bones onto their directions in ``positions`` (identity for the rest pose); every other bone's
+    frame is its reference frame (parent frame times the rest offset rotation) carried onto the
+    bone by the smallest rotation. This is what a solve uses when ``initial_frames`` is not given.
+    """
+    arrays = skeleton_arrays(skeleton)
+    tables = constrained_arrays(skeleton)
+    p = _writable(positions, np.float64)
+    if p.shape != (skeleton.n_joints, 3) or not np.isfinite(p).all():
+        raise ValueError(f"positions must be finite with shape ({skeleton.n_joints}, 3), got {p.shape}")
+    out = np.empty((skeleton.n_joints, 3, 3))
+    _frames_from_pose_kernel(p, arrays.parents, arrays.lengths, tables.Q, tables.own_start, tables.own_list, out)
+    return out
+
+
+def _check_frames(frames, n: int, name: str = "initial_frames") -> np.ndarray:
+    F = _writable(frames, np.float64)
+    if F.shape != (n, 3, 3):
+        raise ValueError(f"{name} must have shape ({n}, 3, 3), got {F.shape}")
+    if not np.isfinite(F).all():
+        raise ValueError(f"{name} contain a non-finite value")
+    err = np.abs(np.einsum("nji,njk->nik", F, F) - np.eye(3)).max()
+    if err > 1e-6 or (np.linalg.det(F) < 0).any():
+        raise ValueError(f"{name} must be rotation matrices (orthonormal, det +1)")
+    return F
+
+
+def limit_violations(skeleton, positions, frames) -> np.ndarray:
+    """How far (radians) each joint's limit is exceeded in a pose; (n,), 0 where it holds.
+
+    Pure numpy, independent of the kernels. For each non-zero bone c limited by joint
+    j = parent(c), in its reference frame ``H = frames[j] R0[j]^T R0[c]``: a ``Cone``'s
+    ``cone_violation``; a ``Hinge``'s angle out of its plane and beyond its range; a ``Twist``'s
+    (and a hinge's implicit zero twist's) excess of ``frames[c]``'s twist relative to H. The bone
+    direction is taken from ``positions`` (also checked against ``frames[c]``'s +Y). Entry j is the
+    worst over j's bones.
+    """
+    arrays = skeleton_arrays(skeleton)
+    tables = constrained_arrays(skeleton)
+    p = np.asarray(positions, dtype=np.float64)
+    F = np.asarray(frames, dtype=np.float64)
+    n = skeleton.n_joints
+    out = np.zeros(n)
+    for c in range(1, n):
+        j = int(arrays.parents[c])
+        items = skeleton.constraints.get(j)
+        if not items or arrays.lengths[c] == 0.0:
+            continue
+        H = F[j] @ tables.Q[c]
+        u = p[c] - p[j]
+        u = u / np.linalg.norm(u)
+        v = H.T @ u
+        worst = math.acos(min(1.0, max(-1.0, float(np.dot(F[c][:, 1], u)))))  # frame follows its bone
+        twist = swing_twist(H, F[c])[1]
+        has_twist = False
+        for item in items:
+            if isinstance(item, Cone):
+                worst = max(worst, cone_violation(item, v))
+            elif isinstance(item, Hinge):
+                a = np.asarray(item.axis)
+                worst = max(worst, math.asin(min(1.0, abs(float(np.dot(a, v))))))
+                theta = math.atan2(float(np.dot(np.cross([0.0, 1.0, 0.0], v), a)), float(v[1]))
+                worst = max(worst, item.min - theta, theta - item.max)
+            elif isinstance(item, Twist):
+                has_twist = True
+                worst = max(worst, item.min - twist, twist - item.max)
+        if not has_twist and any(isinstance(item, Hinge) for item in items):
+            worst = max(worst, abs(twist))
+        out[j] = max(out[j], worst)
+    return out
+
+
+def _root_option(value) -> tuple[np.ndarray | None, bool]:
+    """(fixed root matrix or None, free) from a ``root_rotation`` option value."""
+    if value is None:
+        return None, False
+    if isinstance(value, str):
+        if value == "free":
+            return None, True
+        raise ValueError(f"root_rotation must be a rotation, 'free' or None, got {value!r}")
+    return as_rotation_matrix(value, "root_rotation"), False
+
+
+def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter):
+    arrays = getattr(skeleton, _ARRAYS_ATTR, None) or skeleton_arrays(skeleton)
+    tables = _CACHE.get(skeleton) or constrained_arrays(skeleton)
+    if frames is None:
+        frames = np.empty((arrays.parents.shape[0], 3, 3))
+        _frames_from_pose_kernel(p0, arrays.parents, arrays.lengths, tables.Q, tables.own_start, tables.own_list,
+                                 frames)
+    if root_matrix is not None:
+        frames = frames.copy()
+        frames[0] = root_matrix
+    out, F, row_active, iterations, errors, code = fabrik_skeleton_constrained(
+        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, tables.circ,
+        tables.hcs, tables.own_start,
+        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter))
+    if code < 0:
+        raise_kernel_error(code, skeleton, idx)
+    names = skeleton.names
+    err = errors.tolist()
+    extras = {"frames": F, "active_constraints": [names[j] for j in np.flatnonzero(row_active).tolist()],
+              "effector_error_array": errors}
+    return Solution(out, iterations, max(err), STATUSES[code], METHOD,
+                    {names[j]: e for j, e in zip(idx.tolist(), err)}, extras)
+
+
+@register(METHOD, "skeleton")
+def solve_fabrik_skeleton_constrained(skeleton, targets, initial=None, root=None, tol=1e-3, max_iter=None,
+                                      **options) -> Solution:
+    """Multi-end-effector FABRIK with the skeleton's joint limits (module docstring).
+
+    Args:
+        skeleton: a ``fabrik.Skeleton`` (limits from ``with_constraints``; none is allowed).
+        targets: ``{joint_name: xyz}``, as for method ``"fabrik"``.
+        initial: (n, 3) start pose; default the rest pose. Never written.
+        root: (3,) fixed root position; default the root joint's target, else ``initial[0]``.
+        tol: absolute tolerance on every effector's distance; max_iter: cap (default 1000).
+        **options: ``initial_frames`` (n, 3, 3), ``root_rotation`` (see the module docstring).
+
+    Returns:
+        ``Solution``; every bone keeps its length and every limit holds in ``positions``
+        (``extras["frames"]`` are the matching frames).
+    """
+    check_options(METHOD, options, _OPTIONS)
+    arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    initial = _writable(initial, np.float64)
+    frames = options.get("initial_frames")
+    if frames is not None:
+        frames = _check_frames(frames, skeleton.n_joints)
+    root_matrix, free_root = _root_option(options.get("root_rotation"))
+    return _run(skeleton, indices, positions, initial, frames, _writable(root, np.float64), root_from_target,
+                root_matrix, free_root, tol, DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+
+
+def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions, initial, initial_frames=None,
+                                      root=None, tol=1e-3, max_iter=DEFAULT_MAX_ITER, root_rotation=None) -> Solution:
+    """Constrained skeleton FABRIK on arrays, for per-frame loops (light checks only).
+
+    Args as ``fabrik.solvers.skeleton_fabrik.solve_skeleton_arrays``, plus ``initial_frames``
+    (n, 3, 3) (default derived from ``initial``; pass the previous ``extras["frames"]`` when
+    tracking) and ``root_rotation`` (fixed root orientation; default free).
+    """
+    arrays = skeleton_arrays(skeleton)
+    n = arrays.parents.shape[0]
+    idx = _writable(target_indices, np.int64)
+    pos = _writable(target_positions, np.float64)
+    p0 = _writable(initial, np.float64)
+    k = idx.shape[0] if idx.ndim == 1 else -1
+    if k < 1 or pos.shape != (k, 3):
+        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
+                         f"got {idx.shape} and {pos.shape}")
+    if p0.shape != (n, 3):
+        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
+    frames = None
+    if initial_frames is not None:
+        frames = _writable(initial_frames, np.float64)
+        if frames.shape != (n, 3, 3):
+            raise ValueError(f"initial_frames must have shape ({n}, 3, 3), got {frames.shape}")
+    if root is None:
+        root_from_target = True
+        r = p0[0].copy()
+    else:
+        root_from_target = False
+        r = _writable(root, np.float64)
+        if r.shape != (3,):
+            raise ValueError(f"root must have shape (3,), got {r.shape}")
+    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())
+            and (frames is None or math.isfinite(frames.sum()))):
+        raise ValueError("target_positions, initial, initial_frames and root must be finite (found NaN or inf)")
+    root_matrix, free_root = _root_option(root_rotation)
+    return _run(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter)
+
+
+__all__ = ["solve_fabrik_skeleton_constrained", "solve_skeleton_constrained_arrays", "constrained_arrays",
+           "rest_frames", "frames_from_world_rotations", "frames_from_pose", "limit_violations",
+           "ConstrainedSkeletonArrays", "METHOD"]
