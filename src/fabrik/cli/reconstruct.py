@@ -2,7 +2,9 @@
 
 Every frame is solved from the recorded positions of the end effectors and the root; the table
 reports how far each method's inner joints land from the recorded ones (see
-``fabrik.experiments.reconstruct`` for the exact definitions).
+``fabrik.experiments.reconstruct`` for the exact definitions). ``--constraints humanoid`` (or a
+constraints JSON file) adds the row ``fabrik-constrained``: FABRIK with joint limits, with the
+largest limit violation it shows in any frame (radians).
 """
 
 from __future__ import annotations
@@ -31,16 +33,23 @@ def add_parser(sub) -> None:
     p.add_argument("--tol", type=float, default=None,
                    help="solver tolerance in file units (default: 1e-3 x skeleton height)")
     p.add_argument("--max-iter", type=int, default=None, help="iteration cap per frame (default: each method's)")
+    p.add_argument("--constraints", metavar="humanoid|FILE.json",
+                   help="joint limits: 'humanoid' (a default human set placed by joint names) or a constraints "
+                        "JSON file; adds the method fabrik-constrained and reports its largest limit violation "
+                        "(radians)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from fabrik.experiments.reconstruct import DEFAULT_METHODS, reconstruct_file
+    import fabrik.solvers.skeleton_fabrik_constrained  # noqa: F401  (registers fabrik-constrained)
+    from fabrik.experiments.reconstruct import CONSTRAINED_METHOD, DEFAULT_METHODS, reconstruct_file
     from fabrik.solvers import methods
 
     available = methods("skeleton")
     if args.methods:
         chosen = parse_methods(args.methods, available)
+        if args.methods == "all" and args.constraints is None:
+            chosen = [m for m in chosen if m != CONSTRAINED_METHOD]
     else:
         chosen = [m for m in DEFAULT_METHODS if m in available]
     if not chosen:
@@ -48,8 +57,11 @@ def run(args: argparse.Namespace) -> int:
     effectors = [e.strip() for e in args.effectors.split(",") if e.strip()] if args.effectors else None
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
+    if args.constraints is None and "fabrik-constrained" in chosen:
+        raise ValueError("method fabrik-constrained needs --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
-                                    max_iter=args.max_iter, out=args.out, progress=show_progress())
+                                    max_iter=args.max_iter, out=args.out, progress=show_progress(),
+                                    constraints=args.constraints)
     print(report.table())
     if args.out:
         print(f"wrote {args.out} (FABRIK reconstruction)")

@@ -18,6 +18,13 @@ Definitions (all distances in the file's units, and relative to the skeleton's h
 * Effector error: mean distance from each effector to its target over frames and effectors.
 * Iterations: mean per frame; frames per second: frames solved divided by the wall time of the
   solve loop (Python call overhead included; compilation excluded by a warm-up solve).
+
+Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): the method
+``"fabrik-constrained"`` (multi-effector FABRIK with the limits, see
+``fabrik.solvers.skeleton_fabrik_constrained``) is run next to the others, from the recording's
+first-frame joint frames (``initial_frames``, from its world rotations) and then each frame from
+its own previous pose and frames. Its row also reports ``max_limit_violation``: the largest amount
+(radians) by which any limit is exceeded in any reconstructed frame (``limit_violations``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ from fabrik.model.skeleton import Skeleton
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
 #: Default tolerance as a fraction of the skeleton's height.
 DEFAULT_REL_TOL = 1e-3
+#: The constrained method added when limits are given.
+CONSTRAINED_METHOD = "fabrik-constrained"
 
 
 def _zero_tol(skeleton: Skeleton) -> float:
@@ -97,6 +106,8 @@ class MethodResult:
     frames_per_second: float
     reached_fraction: float
     positions: np.ndarray = field(repr=False, compare=False)
+    #: largest limit violation (radians) over all frames; None for methods without limits
+    max_limit_violation: float | None = None
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "positions"}
@@ -115,6 +126,9 @@ class ReconstructionReport:
     max_iter: int | None
     results: tuple[MethodResult, ...]
     source: str = ""
+    #: joints given a limit, and joints the limit set could not place (``fabrik-constrained``)
+    limited: tuple[str, ...] = ()
+    unplaced: tuple[str, ...] = ()
 
     def result(self, method: str) -> MethodResult:
         for r in self.results:
@@ -132,27 +146,35 @@ class ReconstructionReport:
             "evaluated_joints": list(self.evaluated),
             "tol": self.tol,
             "max_iter": self.max_iter,
+            "limited_joints": list(self.limited),
+            "unplaced_joints": list(self.unplaced),
             "results": [r.to_dict() for r in self.results],
         }
 
     def table(self) -> str:
         h = self.skeleton_height
         head = (f"{'method':<20}{'median err':>11}{'mean err':>10}{'p95 err':>10}{'median/h':>10}"
-                f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}")
+                f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}{'max viol':>10}")
         lines = [f"Reconstruction{(' of ' + self.source) if self.source else ''}: {self.frames} frames, "
                  f"skeleton height {h:.4g}, {len(self.effectors)} effectors + root, "
                  f"{len(self.evaluated)} inner joints evaluated, tol {self.tol:.3g}",
                  head, "-" * len(head)]
         for r in self.results:
+            viol = "-" if r.max_limit_violation is None else f"{r.max_limit_violation:.1e}"
             lines.append(f"{r.method:<20}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
-                         f"{r.frames_per_second:>10.0f}")
+                         f"{r.frames_per_second:>10.0f}{viol:>10}")
+        if self.limited:
+            lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
+                         + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
         return "\n".join(lines)
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
-                max_iter: int | None, progress: bool, desc: str):
-    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses, seconds)."""
+                max_iter: int | None, progress: bool, desc: str, initial_frames=None):
+    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
+    seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
+    frames for ``fabrik-constrained`` (whose frames are carried from frame to frame)."""
     import fabrik.solvers as solvers
 
     F, n, _ = truth.shape
@@ -162,8 +184,25 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     targets_all = np.ascontiguousarray(truth[:, eff])
     roots = np.ascontiguousarray(truth[:, 0])
     names = [skeleton.names[j] for j in eff]
+    frames_out = None
 
-    if method == "fabrik":
+    if method == CONSTRAINED_METHOD:
+        from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER
+        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose, solve_skeleton_constrained_arrays
+
+        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
+        frames_out = np.empty((F, n, 3, 3))
+        state = {"frames": np.ascontiguousarray(initial_frames if initial_frames is not None
+                                                else frames_from_pose(skeleton, truth[0]), dtype=np.float64)}
+        first_frames = state["frames"]
+
+        def one(f, prev):
+            sol = solve_skeleton_constrained_arrays(skeleton, eff, targets_all[f], prev, state["frames"], roots[f],
+                                                    tol, cap)
+            state["frames"] = sol.extras["frames"]
+            frames_out[f] = state["frames"]
+            return sol
+    elif method == "fabrik":
         from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, solve_skeleton_arrays
 
         cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
@@ -177,6 +216,8 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 
     first = np.ascontiguousarray(truth[0])
     one(0, first)  # warm-up: compile outside the timed loop
+    if frames_out is not None:
+        state["frames"] = first_frames
     bar = None
     if progress:
         from tqdm import tqdm
@@ -196,12 +237,13 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     seconds = time.perf_counter() - t0
     if bar is not None:
         bar.close()
-    return out, iterations, reached, seconds
+    return out, iterations, reached, seconds, frames_out
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
-                progress: bool = False, source: str = "") -> ReconstructionReport:
+                progress: bool = False, source: str = "", constraints=None, initial_frames=None,
+                unplaced: Sequence[str] = ()) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
     Args:
@@ -214,6 +256,13 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         max_iter: iteration cap per frame; default each method's own.
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
+        constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
+            ``fabrik.model.humanoid_limits.humanoid``); adds the ``"fabrik-constrained"`` method
+            (right after ``"fabrik"`` when that runs) on ``skeleton.with_constraints(constraints)``.
+            Listing ``"fabrik-constrained"`` in ``methods`` without limits uses the skeleton's own.
+        initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
+            (``frames_from_world_rotations``); default derived from ``positions[0]``.
+        unplaced: joints the limit set could not place (reported only).
 
     Returns:
         A ``ReconstructionReport``.
@@ -248,13 +297,29 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     inner = evaluated_joints(skeleton, eff)
     if not inner:
         raise ValueError("every joint is an effector, the root or coincides with one: nothing to reconstruct")
+    import fabrik.solvers.skeleton_fabrik_constrained  # noqa: F401  (registers fabrik-constrained)
+
     have = available_methods("skeleton")
     if methods is None:
         methods = [m for m in DEFAULT_METHODS if m in have]
     else:
+        methods = list(methods)
         unknown = [m for m in methods if m not in have]
         if unknown:
             raise ValueError(f"unknown skeleton method(s) {', '.join(unknown)}; methods are: {', '.join(have)}")
+    limited_skeleton = skeleton
+    if constraints is not None:
+        limited_skeleton = skeleton.with_constraints(constraints)
+        if CONSTRAINED_METHOD not in methods:
+            at = methods.index("fabrik") + 1 if "fabrik" in methods else len(methods)
+            methods.insert(at, CONSTRAINED_METHOD)
+    elif CONSTRAINED_METHOD in methods and not skeleton.constraints:
+        raise ValueError(f"method {CONSTRAINED_METHOD!r} needs joint limits: give constraints "
+                         "(CLI: --constraints humanoid or FILE.json)")
+    if initial_frames is not None:
+        initial_frames = np.asarray(initial_frames, dtype=np.float64)
+        if initial_frames.shape != (n, 3, 3) or not np.isfinite(initial_frames).all():
+            raise ValueError(f"initial_frames must be finite with shape ({n}, 3, 3), got {initial_frames.shape}")
     if tol is None:
         tol = DEFAULT_REL_TOL * height
     tol = float(tol)
@@ -264,7 +329,14 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     results = []
     F = truth.shape[0]
     for m in methods:
-        out, iters, reached, seconds = _solve_loop(m, skeleton, truth, eff_arr, tol, max_iter, progress, m)
+        model = limited_skeleton if m == CONSTRAINED_METHOD else skeleton
+        out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
+                                                           initial_frames)
+        violation = None
+        if frames is not None:
+            from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+
+            violation = float(limit_violations(model, out, frames).max())
         err = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2).ravel()
         eff_err = np.linalg.norm(out[:, eff_arr] - truth[:, eff_arr], axis=2)
         med, mean, p95 = float(np.median(err)), float(err.mean()), float(np.percentile(err, 95))
@@ -273,9 +345,12 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_error_rel=mean / height, p95_error_rel=p95 / height, mean_effector_error=float(eff_err.mean()),
             mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
-            reached_fraction=float(reached.mean()), positions=out))
+            reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
+    limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
+        if CONSTRAINED_METHOD in methods else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
-                                tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source)
+                                tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
+                                limited, tuple(unplaced) if limited else ())
 
 
 def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
@@ -313,10 +388,37 @@ def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Moti
                                     frame_time=motion.frame_time, layout=motion.layout)
 
 
+def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
+    """Joint limits from ``spec``: ``"humanoid"`` (the default human set placed by joint names,
+    ``fabrik.model.humanoid_limits.humanoid``), a path to a constraints JSON file
+    (``fabrik.model.constraints.load_constraints``), or a mapping. Returns (constraints by joint
+    name, unplaced joint names); ValueError for a missing or malformed file or unknown joints."""
+    from fabrik.model.constraints import load_constraints
+    from fabrik.model.humanoid_limits import humanoid
+
+    if isinstance(spec, str) and spec == "humanoid":
+        return humanoid(skeleton)
+    if isinstance(spec, (str, Path)):
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"constraints must be 'humanoid' or a JSON file; {str(spec)!r} is neither")
+        mapping = dict(load_constraints(path))
+    elif isinstance(spec, dict):
+        mapping = dict(spec)
+    else:
+        raise ValueError(f"constraints must be 'humanoid', a JSON file path or a mapping, got {type(spec).__name__}")
+    skeleton.with_constraints(mapping)  # checks joint names and placement
+    return mapping, []
+
+
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
-                     out: str | Path | None = None, progress: bool = False):
+                     out: str | Path | None = None, progress: bool = False, constraints=None):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
+
+    ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping (``resolve_constraints``)
+    to add the ``"fabrik-constrained"`` method, started from the first chosen frame's recorded
+    joint frames.
 
     Returns (report, skeleton, motion of the chosen frames).
     """
@@ -325,11 +427,18 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     skeleton, motion = load_bvh(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
-    truth = motion.world_positions(skeleton)
+    truth, world_rotations = motion.world_transforms(skeleton)
     if out is not None and methods is not None and "fabrik" not in methods:
         methods = ["fabrik", *methods]
+    limits, unplaced, initial_frames = None, [], None
+    if constraints is not None:
+        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
+
+        limits, unplaced = resolve_constraints(skeleton, constraints)
+        initial_frames = frames_from_world_rotations(skeleton, world_rotations[0])
     report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
-                         progress=progress, source=Path(path).name)
+                         progress=progress, source=Path(path).name, constraints=limits,
+                         initial_frames=initial_frames, unplaced=unplaced)
     if out is not None:
         rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out, skeleton, rec)
@@ -337,4 +446,5 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
 
 
 __all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "default_effectors",
-           "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "DEFAULT_METHODS"]
+           "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "resolve_constraints",
+           "DEFAULT_METHODS", "CONSTRAINED_METHOD"]

@@ -32,10 +32,10 @@ One iteration:
   the bone's own limit is applied against its reference frame as it stands (from the previous
   backward stage) and its twist clamped; the joint proposes its parent's position at the bone's
   length behind it.
-* Root frame: fixed (given) or, by default, *free*: refitted in every iteration as the rotation
-  that best maps the rest directions of the root's own bones onto their directions from the root
-  to their forward-stage positions (least squares, SVD; the smallest turn of the old frame when
-  only one direction is known).
+* Root frame: fixed (``root_fixed``: the given ``initial_frames[0]``) or *free*: refitted in
+  every iteration as the rotation that best maps the rest directions of the root's own bones onto
+  their directions from the root to their forward-stage positions (least squares, SVD; the
+  smallest turn of the old frame when only one direction is known).
 * Backward stage, from the root outwards: every non-zero bone takes the direction towards its
   child's forward-stage position (untargeted subtrees: the direction and twist they had relative
   to their parent frame, i.e. they move rigidly with it), a hinge parent is first turned about

@@ -30,7 +30,7 @@ shoulder   CMU ``LeftShoulder``, Mixamo ``LeftArm``,     Cone 120
            ``upperarm``, ``humerus``
 elbow      ``LeftElbow``, ``LeftForeArm``,               Hinge -6 .. 150
            ``lowerarm``, ``radius``
-wrist      ``LeftWrist``, ``LeftHand``, ``lhand``         Cone 90
+wrist      ``LeftWrist``, ``LeftHand``, ``lhand``         Cone 85
 hip        CMU ``LeftHip``, ``LeftUpLeg``, ``thigh``,    Cone 120
            ``upperleg``, ``femur``
 knee       ``LeftKnee``, Mixamo ``LeftLeg``, ``calf``,   Hinge -6 .. 150

@@ -8,18 +8,20 @@ Frames
 ------
 Every joint i carries a world frame ``F[i]`` (3x3 rotation, columns = its +X, +Y, +Z axes):
 
-* for a joint with a bone arriving from its parent, the frame of that bone: +Y along the bone
-  (parent -> i); this is helper ``fabrik.constraints``' chain convention, where joint i's frame is
-  the frame of the bone that ends at i... more precisely, the chain calls it bone i - 1's frame;
-* a zero-length bone has no direction: its joint takes its parent's frame (so chains of BVH
-  joints at one place, e.g. CMU's ``Hips -> LHipJoint``, share one frame);
+* for a joint with a bone arriving from its parent, the frame of that bone, +Y along it
+  (parent -> i): the chain convention of ``fabrik.constraints``, where the frame that limits
+  bone i is bone i - 1's, carried over to trees (each joint has one arriving bone);
+* a zero-length bone has no direction: its joint takes its parent's frame (BVH joints at one
+  place, e.g. CMU's ``Hips -> LHipJoint``, share one frame and never give NaN);
 * the root's frame is the root's orientation (identity at rest).
 
 *Rest frames* ``R0[i]`` (``rest_frames``): identity for the root; for a non-zero bone +Y along its
-rest offset and +Z towards world +Z, or towards world +Y when the bone lies within about 25
-degrees of the Z axis; a zero-length bone copies its parent's. For a BVH pose with world rotation
-matrices ``W`` (``Motion.world_transforms``), ``F[i] = W[parent(i)] R0[i]`` and
-``F[root] = W[root]`` (``frames_from_world_rotations``).
+rest offset and +Z towards world +Z, or towards world +Y when the bone lies within 25 degrees of
+the Z axis; a zero-length bone copies its parent's. For a BVH pose with world rotation matrices
+``W`` (``Motion.world_transforms``), ``F[i] = W[parent(i)] R0[i]`` and ``F[root] = W[root]``
+(``frames_from_world_rotations``). During a solve a frame follows its bone by the smallest
+rotation; a hinge parent is turned about its own bone so that the hinge plane holds its child
+(the twist a hinge needs), and twists are clamped where a ``Twist`` (or a ``Hinge``, twist 0) asks.
 
 Which bone a limit restricts
 ----------------------------
@@ -41,18 +43,22 @@ zero-length joint itself instead (CMU: ``LHipJoint`` limits the pelvis bone to `
 
 The root
 --------
-The root's position is fixed as for the unconstrained solver. Its orientation is *free* by
-default: in every iteration it is refitted (least squares) to the directions of the root's own
-bones (looking through zero-length bones), so limits on those bones bound their arrangement
-relative to each other (e.g. a near-rigid pelvis). Give ``root_rotation`` to hold it fixed.
+The root's position is fixed as for the unconstrained solver, and so is its orientation during a
+solve: ``initial_frames[0]`` when frames are given, else the orientation fitted to the initial
+pose (identity for the rest pose), or ``root_rotation``. Limits on the root's own bones (looking
+through zero-length bones) are measured against it, like a chain's fixed root frame; a tracker
+that passes each solution's frames on keeps the root orientation it started with. With
+``root_rotation="free"`` the orientation is instead refitted in every iteration (least squares
+over the root's own bones), which lets the whole body turn but leaves the pelvis orientation to
+FABRIK's pulls (on the CMU files this drifted: hip joints ~2.2 units off against ~0.5 held).
 
 Method options
 --------------
 ``initial_frames``: (n, 3, 3) frames of the start pose (default: derived from ``initial``, see
 ``frames_from_pose``; for a BVH frame use ``frames_from_world_rotations``). Passing a previous
 solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
-``root_rotation``: fixed root orientation (scipy Rotation, (x, y, z, w) quaternion or 3x3
-matrix); default free.
+``root_rotation``: the root orientation to hold (scipy Rotation, (x, y, z, w) quaternion or 3x3
+matrix), or ``"free"`` (refitted every iteration); default: held at the initial frames' root.
 
 Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (sorted joint names whose limit is
 on its boundary in the returned pose), ``effector_error_array`` (k,).
@@ -80,10 +86,8 @@ from fabrik.model.constraints import (
     TYPE_HINGE,
     Twist,
     as_rotation_matrix,
-    cone_violation,
     orthonormal_frame,
     pack_limits,
-    swing_twist,
 )
 from fabrik.solvers.registry import register
 from fabrik.solvers.result import STATUSES, Solution
@@ -255,48 +259,85 @@ def _check_frames(frames, n: int, name: str = "initial_frames") -> np.ndarray:
     return F
 
 
-def limit_violations(skeleton, positions, frames) -> np.ndarray:
-    """How far (radians) each joint's limit is exceeded in a pose; (n,), 0 where it holds.
+def _vec_twist(H, Fc) -> np.ndarray:
+    """Twist (radians) of frames Fc (..., 3, 3) about their +Y relative to H carried onto that +Y
+    by the smallest rotation (the swing-twist split of ``swing_twist``), vectorised."""
+    a = H[..., :, 1]
+    b = Fc[..., :, 1]
+    z = H[..., :, 2]
+    c = np.einsum("...i,...i->...", a, b)
+    v = np.cross(a, b)
+    vz = np.cross(v, z)
+    k = np.where(1.0 + c < 1e-8, 0.0, 1.0 / np.maximum(1.0 + c, 1e-8))[..., None]
+    gz = np.where((1.0 + c < 1e-8)[..., None], -z, z + vz + k * np.cross(v, vz))
+    gz = gz - np.einsum("...i,...i->...", gz, b)[..., None] * b
+    gz /= np.linalg.norm(gz, axis=-1, keepdims=True)
+    gx = np.cross(b, gz)
+    fz = Fc[..., :, 2]
+    return np.arctan2(np.einsum("...i,...i->...", fz, gx), np.einsum("...i,...i->...", fz, gz))
 
-    Pure numpy, independent of the kernels. For each non-zero bone c limited by joint
-    j = parent(c), in its reference frame ``H = frames[j] R0[j]^T R0[c]``: a ``Cone``'s
-    ``cone_violation``; a ``Hinge``'s angle out of its plane and beyond its range; a ``Twist``'s
-    (and a hinge's implicit zero twist's) excess of ``frames[c]``'s twist relative to H. The bone
-    direction is taken from ``positions`` (also checked against ``frames[c]``'s +Y). Entry j is the
-    worst over j's bones.
+
+def _vec_cone_violation(cone: Cone, v) -> np.ndarray:
+    """``cone_violation`` for many parent-frame directions v (..., 3) (unit), vectorised."""
+    s_r, s_l, s_u, s_d = cone.signed_cot2()
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    sx = np.where(x >= 0, s_r, s_l)
+    sz = np.where(z >= 0, s_u, s_d)
+    rho2 = x * x + z * z
+    polar = np.arctan2(np.sqrt(rho2), y)
+    safe = np.where(rho2 > 0, rho2, 1.0)
+    sv = (sx * x * x + sz * z * z) / safe
+    limit = np.arctan2(1.0, np.copysign(np.sqrt(np.abs(sv)), sv))
+    on_axis = np.where(y > 0, 0.0, math.pi - max(cone.up, cone.down, cone.left, cone.right))
+    return np.where(rho2 > 0, polar - limit, on_axis)
+
+
+def limit_violations(skeleton, positions, frames) -> np.ndarray:
+    """How far (radians) each joint's limit is exceeded; (..., n), 0 where every limit holds.
+
+    Pure numpy, independent of the kernels; ``positions`` (..., n, 3) and ``frames``
+    (..., n, 3, 3) may carry leading axes (e.g. frames of a motion). For each non-zero bone c
+    limited by joint j = parent(c), in its reference frame ``H = frames[j] R0[j]^T R0[c]``, with
+    v the bone's direction (from ``positions``) in H: a ``Cone``'s ``cone_violation``; a
+    ``Hinge``'s angle out of its plane and beyond its range; a ``Twist``'s (and a hinge's implicit
+    zero twist's) excess of ``frames[c]``'s twist relative to H. Also counted: the angle between
+    ``frames[c]``'s +Y and the bone. Entry j is the worst over j's bones.
     """
     arrays = skeleton_arrays(skeleton)
     tables = constrained_arrays(skeleton)
     p = np.asarray(positions, dtype=np.float64)
     F = np.asarray(frames, dtype=np.float64)
     n = skeleton.n_joints
-    out = np.zeros(n)
+    if p.shape[-2:] != (n, 3) or F.shape[-3:] != (n, 3, 3) or F.shape[:-3] != p.shape[:-2]:
+        raise ValueError(f"positions (..., {n}, 3) and frames (..., {n}, 3, 3) must match, got {p.shape} and {F.shape}")
+    out = np.zeros(p.shape[:-1])
     for c in range(1, n):
         j = int(arrays.parents[c])
         items = skeleton.constraints.get(j)
         if not items or arrays.lengths[c] == 0.0:
             continue
-        H = F[j] @ tables.Q[c]
-        u = p[c] - p[j]
-        u = u / np.linalg.norm(u)
-        v = H.T @ u
-        worst = math.acos(min(1.0, max(-1.0, float(np.dot(F[c][:, 1], u)))))  # frame follows its bone
-        twist = swing_twist(H, F[c])[1]
+        H = F[..., j, :, :] @ tables.Q[c]
+        u = p[..., c, :] - p[..., j, :]
+        u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+        v = np.einsum("...ji,...j->...i", H, u)
+        y_axis = F[..., c, :, 1]
+        worst = np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1), np.einsum("...i,...i->...", y_axis, u))
+        twist = _vec_twist(H, F[..., c, :, :])
         has_twist = False
         for item in items:
             if isinstance(item, Cone):
-                worst = max(worst, cone_violation(item, v))
+                worst = np.maximum(worst, _vec_cone_violation(item, v))
             elif isinstance(item, Hinge):
                 a = np.asarray(item.axis)
-                worst = max(worst, math.asin(min(1.0, abs(float(np.dot(a, v))))))
-                theta = math.atan2(float(np.dot(np.cross([0.0, 1.0, 0.0], v), a)), float(v[1]))
-                worst = max(worst, item.min - theta, theta - item.max)
+                off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
+                theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
+                worst = np.maximum.reduce([worst, off_plane, item.min - theta, theta - item.max])
             elif isinstance(item, Twist):
                 has_twist = True
-                worst = max(worst, item.min - twist, twist - item.max)
+                worst = np.maximum.reduce([worst, item.min - twist, twist - item.max])
         if not has_twist and any(isinstance(item, Hinge) for item in items):
-            worst = max(worst, abs(twist))
-        out[j] = max(out[j], worst)
+            worst = np.maximum(worst, np.abs(twist))
+        out[..., j] = np.maximum(out[..., j], worst)
     return out
 
 
@@ -346,7 +387,8 @@ def solve_fabrik_skeleton_constrained(skeleton, targets, initial=None, root=None
         initial: (n, 3) start pose; default the rest pose. Never written.
         root: (3,) fixed root position; default the root joint's target, else ``initial[0]``.
         tol: absolute tolerance on every effector's distance; max_iter: cap (default 1000).
-        **options: ``initial_frames`` (n, 3, 3), ``root_rotation`` (see the module docstring).
+        **options: ``initial_frames`` (n, 3, 3), ``root_rotation`` (rotation or ``"free"``; see the
+            module docstring).
 
     Returns:
         ``Solution``; every bone keeps its length and every limit holds in ``positions``
@@ -369,7 +411,8 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
 
     Args as ``fabrik.solvers.skeleton_fabrik.solve_skeleton_arrays``, plus ``initial_frames``
     (n, 3, 3) (default derived from ``initial``; pass the previous ``extras["frames"]`` when
-    tracking) and ``root_rotation`` (fixed root orientation; default free).
+    tracking) and ``root_rotation`` (held root orientation, or ``"free"``; default: held at
+    ``initial_frames[0]``).
     """
     arrays = skeleton_arrays(skeleton)
     n = arrays.parents.shape[0]
