@@ -44,6 +44,14 @@ One iteration:
   their parent's frame. So every returned pose satisfies every limit (also the start pose is
   passed through a backward stage before iterating) and every bone keeps its length.
 
+The common limits have closed-form paths written out here (inlined, read by index: array views
+cost reference counting in the hot loops): circular cones without a twist limit (``circ``: a
+direction outside keeps its azimuth and goes onto the rim; read reversed, a circular cone is its
+own reflection, so the parent is turned just enough to bring the child within the angle) and
+hinges with their twist held at 0 (``hcs``: into the plane at the clamped angle; reversed, the
+parent turns about the hinge axis). Other limits go through ``fabrik.kernels.constraints``
+(``limit_direction``, ``limit_twist``), after a cheap inside test for cones.
+
 Stopping rules and the section 5.4 nudge are those of the unconstrained kernel.
 """
 
@@ -640,15 +648,12 @@ def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
     (frame Fc, already placed) inside ``row`` (measured in Phi @ Qc): the limit read reversed."""
     _reference(P, Phi, Qc)  # the reference frame H of the child bone
     # H carried onto the child bone, the child's twist against it clamped, child turned back
+    # (with a free twist the untwisted child frame is exactly H carried onto the child bone)
     transport(G, P, Fc[0, 1], Fc[1, 1], Fc[2, 1])
-    psi = 0.0
     if row[COL_TWIST_FLAG] != 0.0:
         psi = twist_between(G, Fc)
         psi, _ = limit_twist(row, psi)
         twist_about_y(G, Fc, -psi)
-    else:
-        # free twist: the untwisted child frame is exactly H carried onto the child bone
-        pass
     h[0] = P[0, 1]
     h[1] = P[1, 1]
     h[2] = P[2, 1]

@@ -41,6 +41,9 @@ bounds j's local rotation (expressed in the child's rest frame).
 Limits on zero-length bones restrict nothing (they have no direction); put the limit on the
 zero-length joint itself instead (CMU: ``LHipJoint`` limits the pelvis bone to ``LeftHip``).
 
+Branches with no target below them keep their pose relative to the joint they hang from (they
+turn with it; the unconstrained solver only translates them), so their limits keep holding.
+
 The root
 --------
 The root's position is fixed as for the unconstrained solver, and so is its orientation during a
@@ -60,8 +63,8 @@ solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
 ``root_rotation``: the root orientation to hold (scipy Rotation, (x, y, z, w) quaternion or 3x3
 matrix), or ``"free"`` (refitted every iteration); default: held at the initial frames' root.
 
-Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (sorted joint names whose limit is
-on its boundary in the returned pose), ``effector_error_array`` (k,).
+Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (names, in skeleton order, of the
+joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,).
 """
 
 from __future__ import annotations
