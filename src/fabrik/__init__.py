@@ -16,8 +16,11 @@ from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
 from fabrik.io.bvh import BVHError, load_bvh, save_bvh
 from fabrik.model.motion import Motion, rotations_from_positions
+from fabrik.model.constraints import Cone, Hinge, Twist
+from fabrik import constraints, models
 
 __version__ = "0.1.0"
 
 __all__ = ["Chain", "Skeleton", "Solution", "STATUSES", "DEFAULT_TOL", "solve", "methods", "load_bvh", "save_bvh",
-           "BVHError", "Motion", "rotations_from_positions", "__version__"]
+           "BVHError", "Motion", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
+           "__version__"]
