@@ -262,7 +262,6 @@ def test_reachable_targets_inside_limits_are_reached():
 def test_rest_frames_follow_the_documented_rule_and_bvh_frames():
     skel = humanoid()
     np.testing.assert_allclose(rest_frames(skel), ref_rest_frames(skel), atol=1e-12)
-    rng = np.random.default_rng(2)
     rot = Rotation.random(skel.n_joints * 3, random_state=3).as_quat().reshape(3, skel.n_joints, 4)
     motion = Motion(rot, np.zeros((3, 3)))
     P, W = motion.world_transforms(skel)
@@ -283,7 +282,6 @@ def test_rest_frames_follow_the_documented_rule_and_bvh_frames():
             np.testing.assert_allclose(H.T @ F[1, c], R0[c].T @ L[1, j] @ R0[c], atol=1e-9)
     # the rest pose: identity root, frames = rest frames
     np.testing.assert_allclose(frames_from_pose(skel, skel.rest_positions()), R0, atol=1e-12)
-    del rng
 
 
 def test_zero_length_bones_give_no_nan_and_share_frames():

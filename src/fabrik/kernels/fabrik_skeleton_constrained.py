@@ -52,7 +52,9 @@ hinges with their twist held at 0 (``hcs``: into the plane at the clamped angle;
 parent turns about the hinge axis). Other limits go through ``fabrik.kernels.constraints``
 (``limit_direction``, ``limit_twist``), after a cheap inside test for cones.
 
-Stopping rules and the section 5.4 nudge are those of the unconstrained kernel.
+Stopping rules and the section 5.4 nudge are those of the unconstrained kernel, plus one for
+cycles: after ``NO_PROGRESS_WINDOW`` iterations in which the largest effector error never fell by
+``PROGRESS_FRACTION`` the solve stops (stalled, or unreachable) with the best pose it had seen.
 """
 
 import numpy as np
@@ -89,8 +91,13 @@ from fabrik.kernels.frames import (
     twist_about_y,
     twist_between,
 )
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY
+
+#: Iterations without the largest effector error falling by ``PROGRESS_FRACTION`` of its value
+#: after which a solve stops as stalled (or unreachable) with the best pose seen: limits can make
+#: FABRIK cycle between poses (measured: 3 of 1102 frames of cmu_131_03 otherwise ran to the cap).
+NO_PROGRESS_WINDOW = 50
 
 #: Below this bend (radians) between a hinge's reference and its child bone the hinge plane is
 #: ill-defined, and the parent bone's twist is left alone.
@@ -744,6 +751,13 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     goal = targets.copy()
     nudged = False
     nudges = 0
+    best_err = err
+    best_p = p.copy()
+    best_F = F.copy()
+    best_active = row_active.copy()
+    best_errors = errors.copy()
+    progress_ref = err
+    since_progress = 0
     it = 0
     while it < max_iter:
         for t in range(k):
@@ -821,6 +835,20 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
         err = effector_errors(p, target_idx, targets, errors)
         if err <= tol:
             return p, F, row_active, it, errors, REACHED
+        if err < best_err:
+            best_err = err
+            best_p[:, :] = p
+            best_F[:, :, :] = F
+            best_active[:] = row_active
+            best_errors[:] = errors
+        if err < (1.0 - PROGRESS_FRACTION) * progress_ref:
+            progress_ref = err
+            since_progress = 0
+        else:
+            since_progress += 1
+            if since_progress >= NO_PROGRESS_WINDOW and not nudged:
+                # a cycle (limits can make FABRIK alternate between poses): the best pose seen
+                return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
         if nudged:
             nudged = False
             goal[:, :] = targets
