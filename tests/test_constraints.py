@@ -88,7 +88,7 @@ def test_skeleton_constraints_by_name():
         sk.with_constraints({"Nose": Cone.circular(1)})
     with pytest.raises(ValueError, match="leaf"):
         sk.with_constraints({"LeftWrist": Cone.circular(1)})
-    limits = humanoid(sk)
+    limits, _ = humanoid(sk)
     assert isinstance(limits["LeftKnee"][0], Hinge) and isinstance(limits["LeftElbow"][0], Hinge)
     assert isinstance(limits["LeftShoulder"][0], Cone) and "LeftWrist" not in limits
     sk.with_constraints(limits)  # valid as a whole

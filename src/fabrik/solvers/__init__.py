@@ -24,6 +24,7 @@ _METHOD_MODULES = (
     "fabrik.solvers.fabrik_constrained",
     "fabrik.solvers.ccd_constrained",
     "fabrik.solvers.skeleton_fabrik",
+    "fabrik.solvers.skeleton_fabrik_constrained",
     "fabrik.solvers.skeleton_methods",
 )
 for _name in _METHOD_MODULES:
@@ -86,7 +87,7 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             default_root = initial[0]
         root = default_root if root is None else to3d_point(as_point(root, "root", dim))
         if model.constraints or "target_rotation" in options:
-            method = _constrained_name(method)
+            method = _constrained_variant(method, "chain")
         fn = CHAIN_METHODS.get(method) or lookup(method, "chain")
         if dim == 3:
             return fn(model, target, initial, root, tol, max_iter, **options)
@@ -99,18 +100,23 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             raise ValueError("a skeleton takes `targets={joint_name: xyz}`, not `target`")
         if not targets:
             raise ValueError("targets is required for a skeleton: {joint_name: xyz, ...}")
+        if model.constraints:
+            method = _constrained_variant(method, "skeleton")
         return lookup(method, "skeleton")(model, targets, initial, root, tol, max_iter, **options)
     raise ValueError(f"model must be a fabrik.Chain or fabrik.Skeleton, got {type(model).__name__}")
 
 
-def _constrained_name(method: str) -> str:
-    """Constrained chains are solved by the ``<method>-constrained`` variant where one exists."""
-    if method.endswith("-constrained") and method in CHAIN_METHODS:
+def _constrained_variant(method: str, kind: str) -> str:
+    """Models with joint limits (or oriented targets) are solved by ``<method>-constrained``."""
+    table = CHAIN_METHODS if kind == "chain" else SKELETON_METHODS
+    if method.endswith("-constrained") and method in table:
         return method
     name = f"{method}-constrained"
-    if name in CHAIN_METHODS:
+    if name in table:
         return name
-    raise ValueError(f"method {method!r} does not support joint limits or oriented targets")
+    have = ", ".join(m for m in sorted(table) if m.endswith("-constrained"))
+    raise ValueError(f"method {method!r} does not support joint limits or oriented targets on a {kind}; "
+                     f"methods that do: {have}")
 
 
 def methods(kind: str = "chain") -> list[str]:
