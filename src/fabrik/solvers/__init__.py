@@ -26,6 +26,8 @@ _METHOD_MODULES = (
     "fabrik.solvers.skeleton_fabrik",
     "fabrik.solvers.skeleton_fabrik_constrained",
     "fabrik.solvers.skeleton_methods",
+    "fabrik.solvers.jacobian_constrained",
+    "fabrik.solvers.skeleton_methods_constrained",
 )
 for _name in _METHOD_MODULES:
     try:
