@@ -34,7 +34,11 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
 from fabrik.kernels.vec import TINY, any_perpendicular
+
+#: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
+RIGID_FIT_STEPS = 2
 
 #: Returned as the status when a target index is out of range or appears twice.
 BAD_INDEX = -1
@@ -225,7 +229,7 @@ def effectors_stalled(p, before, target_idx, tol, err, prev_err):
 
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                    tol, max_iter):
+                    tol, max_iter, group_of, group_start, group_members, group_offsets):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
 
     parents (n,) int64, lengths (n,), rest_dirs (n, 3), reach (n,): the flattened tree (module
@@ -233,6 +237,16 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     initial (n, 3) the start pose (copied, never written). root (3,) the fixed root position;
     when ``root_from_target`` is True and the root joint is targeted, its target is used
     instead. tol >= 0 and max_iter >= 0 as in the chain kernel.
+
+    Rigid groups (``rigid_sub_bases``; none when ``group_start`` has a single entry, and then
+    ``group_of`` is not read): ``group_of[j]`` is the group whose centre is joint j, or -1; group
+    g's members are ``group_members[group_start[g]:group_start[g + 1]]``, children of the centre,
+    with rest offsets ``group_offsets`` from it. Members move as one rigid body about their
+    centre: in the forward stage the centre goes to the centroid of all its proposals, each
+    targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
+    and its other children proposing as usual; in the backward stage every member is put at
+    ``centre + R o``, R the rotation that best maps the rest offsets onto the members'
+    forward-stage positions (refined from the previous R by Newton steps).
 
     Stops with ``REACHED`` when every effector is within ``tol`` of its target; with
     ``UNREACHABLE``/``STALLED`` on no progress, as the chain kernel: no effector moved by ``tol``
@@ -282,6 +296,24 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 for c in range(3):
                     carried[i, c] = lengths[i] * rest_dirs[i, c]
 
+    n_groups = group_start.shape[0] - 1
+    rot = np.zeros((max(n_groups, 1), 3, 3))
+    active_members = np.zeros(max(n_groups, 1), dtype=np.int64)
+    src = np.empty((max(group_members.shape[0], 1), 3))
+    dst = np.empty((max(group_members.shape[0], 1), 3))
+    for g in range(n_groups):
+        m = 0
+        for idx in range(group_start[g], group_start[g + 1]):
+            member = group_members[idx]
+            centre = parents[member]
+            for c in range(3):
+                src[m, c] = group_offsets[idx, c]
+                dst[m, c] = p[member, c] - p[centre, c]
+            if active[member]:
+                active_members[g] += 1
+            m += 1
+        rot[g] = kabsch(cross_covariance(src, dst, m))
+
     active_list = np.empty(n, dtype=np.int64)
     n_active = 0
     for i in range(n):
@@ -314,16 +346,23 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
             i = active_list[a]
             s = slot[i]
+            g = group_of[i] if n_groups > 0 else -1
             if s >= 0:
                 p[i, 0] = goal[s, 0]
                 p[i, 1] = goal[s, 1]
                 p[i, 2] = goal[s, 2]
+            elif g >= 0 and active_members[g] >= 2:
+                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                   proposal_sum, proposal_count)
             elif proposal_count[i] > 0:
                 w = 1.0 / proposal_count[i]
                 p[i, 0] = proposal_sum[i, 0] * w
                 p[i, 1] = proposal_sum[i, 1] * w
                 p[i, 2] = proposal_sum[i, 2] * w
             q = parents[i]
+            if n_groups > 0 and group_of[q] >= 0 and active_members[group_of[q]] >= 2 and is_member(
+                    i, group_of[q], group_start, group_members):
+                continue  # a rigid member proposes through its group's fit at the centre
             x = p[q, 0] - p[i, 0]
             y = p[q, 1] - p[i, 1]
             z = p[q, 2] - p[i, 2]
@@ -342,6 +381,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         p[0, 0] = root3[0]
         p[0, 1] = root3[1]
         p[0, 2] = root3[2]
+        if n_groups > 0 and group_of[0] >= 0:
+            place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets, carried,
+                                src, dst)
         for i in range(1, n):
             q = parents[i]
             if active[i]:
@@ -362,6 +404,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 0] = p[q, 0] + carried[i, 0]
                 p[i, 1] = p[q, 1] + carried[i, 1]
                 p[i, 2] = p[q, 2] + carried[i, 2]
+            if n_groups > 0 and group_of[i] >= 0:
+                place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
+                                    carried, src, dst)
         it += 1
         err = effector_errors(p, target_idx, targets, errors)
         if err <= tol:
@@ -383,3 +428,71 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True
     return p, it, errors, MAX_ITERATIONS
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def is_member(joint, g, group_start, group_members):
+    """True when ``joint`` is a member of rigid group g."""
+    for idx in range(group_start[g], group_start[g + 1]):
+        if group_members[idx] == joint:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def place_group_centre(p, centre, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                       proposal_sum, proposal_count):
+    """Forward stage at a rigid group's centre: fit the group to its targeted members' positions
+    (``rot[g]`` refined) and put the centre at the centroid of the members' rigid proposals
+    (``member - R o``) and the proposals of the centre's other children."""
+    m = 0
+    ms = np.zeros(3)
+    md = np.zeros(3)
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            for c in range(3):
+                src[m, c] = group_offsets[idx, c]
+                dst[m, c] = p[k, c]
+                ms[c] += src[m, c]
+                md[c] += dst[m, c]
+            m += 1
+    for c in range(3):
+        ms[c] /= m
+        md[c] /= m
+    for k in range(m):
+        for c in range(3):
+            src[k, c] -= ms[c]
+            dst[k, c] -= md[c]
+    refine_rotation(rot[g], cross_covariance(src, dst, m), RIGID_FIT_STEPS)
+    r = rot[g]
+    total = m + proposal_count[centre]
+    for c in range(3):
+        fit = md[c] - (r[c, 0] * ms[0] + r[c, 1] * ms[1] + r[c, 2] * ms[2])
+        p[centre, c] = (m * fit + proposal_sum[centre, c]) / total
+
+
+@njit(cache=True, error_model="numpy")
+def place_group_members(p, centre, g, rot, active, group_start, group_members, group_offsets, carried, src, dst):
+    """Backward stage at a rigid group's centre (already placed): turn the group towards its
+    targeted members' forward-stage positions and put every member at ``centre + R o``
+    (untargeted members through their carried bone vectors)."""
+    m = 0
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            for c in range(3):
+                src[m, c] = group_offsets[idx, c]
+                dst[m, c] = p[k, c] - p[centre, c]
+            m += 1
+    if m > 0:
+        refine_rotation(rot[g], cross_covariance(src, dst, m), RIGID_FIT_STEPS)
+    r = rot[g]
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        for c in range(3):
+            v = r[c, 0] * group_offsets[idx, 0] + r[c, 1] * group_offsets[idx, 1] + r[c, 2] * group_offsets[idx, 2]
+            if active[k]:
+                p[k, c] = p[centre, c] + v
+            else:
+                carried[k, c] = v

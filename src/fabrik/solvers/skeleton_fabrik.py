@@ -52,6 +52,7 @@ class SkeletonArrays(NamedTuple):
         position: (n,) int64 the place of each joint in ``order``.
         rest: (n, 3) rest pose (world positions).
         index_of: joint name -> index.
+        group_of, group_start, group_members, group_offsets: the rigid groups (``rigid_groups``).
     """
 
     parents: np.ndarray
@@ -63,6 +64,57 @@ class SkeletonArrays(NamedTuple):
     position: np.ndarray
     rest: np.ndarray
     index_of: dict
+    group_of: np.ndarray
+    group_start: np.ndarray
+    group_members: np.ndarray
+    group_offsets: np.ndarray
+
+
+#: What the kernel gets when rigid groups are off.
+_NO_GROUPS = (np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros((0, 3)))
+
+
+def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray):
+    """The rigid groups of a skeleton: joints with two or more children at a distance.
+
+    In a BVH skeleton a joint's rotation turns all its children together, so children joined to
+    it by bones of non-zero length keep their rest shape relative to each other: a pelvis with
+    both thighs and the spine hanging from one joint, a chest with the neck and both collarbones.
+    Such a joint is the centre of a rigid group whose members are those children. Children on
+    zero-length bones are not members: in BVH files they carry rotations of their own (the CMU
+    files hang each limb from the pelvis through one), so each moves as a free branch.
+
+    Returns (group_of (n,), group_start (G+1,), group_members (m,), group_offsets (m, 3)), or the
+    empty set when the skeleton has no group.
+    """
+    n = parents.shape[0]
+    eps = 1e-12 * max(float(lengths.sum()), 1e-300)
+    members: dict[int, list[int]] = {}
+    for i in range(1, n):
+        if lengths[i] > eps:
+            members.setdefault(int(parents[i]), []).append(i)
+    centres = [c for c in sorted(members) if len(members[c]) >= 2]
+    if not centres:
+        return _NO_GROUPS
+    group_of = np.full(n, -1, dtype=np.int64)
+    start = [0]
+    flat: list[int] = []
+    offsets = []
+    for g, c in enumerate(centres):
+        group_of[c] = g
+        for k in members[c]:
+            flat.append(k)
+            offsets.append(rest[k] - rest[c])
+        start.append(len(flat))
+    return (group_of, np.array(start, dtype=np.int64), np.array(flat, dtype=np.int64),
+            np.ascontiguousarray(offsets, dtype=np.float64))
+
+
+def _groups(arrays: "SkeletonArrays", rigid_sub_bases: bool):
+    if rigid_sub_bases:
+        return arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets
+    return _NO_GROUPS
 
 
 _CACHE_ATTR = "_fabrik_skeleton_arrays"
@@ -111,7 +163,7 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
             stack.append((child, False))
     rest = np.array(skeleton.rest_positions(), dtype=np.float64, order="C")
     arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
-                            {name: i for i, name in enumerate(skeleton.names)})
+                            {name: i for i, name in enumerate(skeleton.names)}, *rigid_groups(parents, lengths, rest))
     object.__setattr__(skeleton, _CACHE_ATTR, arrays)
     return arrays
 
@@ -215,8 +267,8 @@ def _writable(value, dtype) -> np.ndarray:
 
 @register("fabrik", "skeleton")
 def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAULT_TOL, max_iter=None,
-                          **options) -> Solution:
-    """Multi-end-effector FABRIK (sections 4.1, 4.2). No method options.
+                          rigid_sub_bases: bool = False, **options) -> Solution:
+    """Multi-end-effector FABRIK (sections 4.1, 4.2).
 
     Args:
         skeleton: a ``fabrik.Skeleton``.
@@ -227,6 +279,11 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
             ``initial[0]``.
         tol: absolute tolerance on every effector's distance to its target.
         max_iter: iteration cap, default 1000 (one iteration = forward + backward stage).
+        rigid_sub_bases: False (default): the paper's sub-bases, every bone leaving a joint moves
+            on its own. True: a joint's children at a distance move as one rigid body about it,
+            as they do under a BVH joint's rotation (see ``rigid_groups``); the sub-base still
+            goes to the centroid of its branches' (now rigid) proposals. Use it for skeletons
+            from motion capture, whose poses must stay expressible as joint rotations.
 
     Returns:
         ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
@@ -236,7 +293,8 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
-        root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+        root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
+        *_groups(arrays, bool(rigid_sub_bases)))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
@@ -244,7 +302,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
 
 
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
-                          max_iter=DEFAULT_MAX_ITER) -> Solution:
+                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool = False) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
     Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
@@ -258,6 +316,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         root: (3,) fixed root position, or None: the target of the root joint if index 0 is
             targeted, else ``initial[0]``.
         tol: absolute tolerance (model units) on every effector's error; max_iter: the cap.
+        rigid_sub_bases: as for ``solve_fabrik_skeleton``.
 
     Returns:
         ``Solution`` as from ``solve``; ``effector_errors`` is keyed by joint name, and
@@ -291,7 +350,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter))
+        float(tol), int(max_iter), *_groups(arrays, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names

@@ -1,0 +1,102 @@
+"""Rigid sub-bases: a joint's children at a distance move as one body (BVH semantics)."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+import fabrik
+from fabrik.experiments.sample_motion import sample_walk
+from fabrik.solvers.skeleton_fabrik import rigid_groups, skeleton_arrays
+
+
+def pelvis_skeleton():
+    """A pelvis with two thighs and a spine leaving one joint (Mixamo-style), arms on a chest."""
+    names = ["hips", "l_up", "l_knee", "l_foot", "r_up", "r_knee", "r_foot", "spine", "chest", "neck", "head",
+             "l_sh", "l_el", "l_hand", "r_sh", "r_el", "r_hand"]
+    parents = [-1, 0, 1, 2, 0, 4, 5, 0, 7, 8, 9, 8, 11, 12, 8, 14, 15]
+    offsets = np.array([[0, 1, 0], [0.1, -0.05, 0], [0, -0.45, 0.02], [0, -0.42, 0], [-0.1, -0.05, 0],
+                        [0, -0.45, 0.02], [0, -0.42, 0], [0, 0.12, 0], [0, 0.3, 0], [0, 0.15, 0], [0, 0.12, 0],
+                        [0.17, 0.05, 0], [0.28, 0, 0], [0.25, 0, 0], [-0.17, 0.05, 0], [-0.28, 0, 0],
+                        [-0.25, 0, 0]], dtype=float)
+    return fabrik.Skeleton.from_parents(names, parents, offsets)
+
+
+def posed(skeleton, rng, spread=0.4):
+    """World positions of the skeleton under random joint rotations (forward kinematics)."""
+    n = skeleton.n_joints
+    rots = Rotation.from_rotvec(rng.normal(scale=spread, size=(n, 3)))
+    world = [None] * n
+    pos = np.zeros((n, 3))
+    pos[0] = skeleton.offsets[0]
+    world[0] = rots[0]
+    for i in range(1, n):
+        q = skeleton.parents[i]
+        pos[i] = pos[q] + world[q].apply(np.array(skeleton.offsets[i]))
+        world[i] = world[q] * rots[i]
+    return pos
+
+
+def test_groups_are_direct_children_with_length():
+    sk = pelvis_skeleton()
+    a = skeleton_arrays(sk)
+    centres = [sk.names[c] for c in np.flatnonzero(a.group_of >= 0)]
+    assert centres == ["hips", "chest"]
+    g = a.group_of[sk.index("hips")]
+    members = {sk.names[k] for k in a.group_members[a.group_start[g]:a.group_start[g + 1]]}
+    assert members == {"l_up", "r_up", "spine"}
+
+
+def test_children_on_zero_length_bones_form_no_group():
+    # CMU style: limbs hang from the pelvis through zero-length joints that rotate on their own
+    parents = np.array([-1, 0, 1, 0, 3, 0, 5])
+    offsets = np.array([[0, 1, 0], [0, 0, 0], [0.1, -0.1, 0], [0, 0, 0], [-0.1, -0.1, 0], [0, 0, 0], [0, 0.2, 0.0]])
+    lengths = np.linalg.norm(offsets, axis=1)
+    lengths[0] = 0
+    group_of, start, members, _ = rigid_groups(parents, lengths, np.cumsum(offsets, axis=0))
+    assert start.shape == (1,) and members.size == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_rigid_solve_keeps_group_shapes_lengths_and_reaches_posed_targets(seed):
+    sk = pelvis_skeleton()
+    rng = np.random.default_rng(seed)
+    pose = posed(sk, rng)
+    effectors = ["l_foot", "r_foot", "head", "l_hand", "r_hand"]
+    targets = {name: pose[sk.index(name)] for name in effectors}
+    sol = fabrik.solve(sk, targets=targets, root=pose[0], tol=1e-5, max_iter=3000, rigid_sub_bases=True)
+    p = sol.positions
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(np.linalg.norm(p[1:] - p[sk.parents[1:]], axis=1), sk.bone_lengths[1:], rtol=1e-9)
+    rest = sk.rest_positions()
+    for centre, members in (("hips", ["l_up", "r_up", "spine"]), ("chest", ["neck", "l_sh", "r_sh"])):
+        idx = [sk.index(m) for m in members]
+        c = sk.index(centre)
+        # the group turned rigidly: its offsets are a rotation of the rest offsets
+        got = p[idx] - p[c]
+        want = rest[idx] - rest[c]
+        np.testing.assert_allclose(got @ got.T, want @ want.T, atol=1e-9)
+    # targets from a pose the rigid skeleton can take are (almost always) reached
+    assert sol.status in ("reached", "stalled")
+    assert sol.error < 0.05
+
+
+def test_rigid_walk_reconstruction_is_better_than_free_sub_bases():
+    from fabrik.experiments.reconstruct import default_effectors, evaluated_joints
+    from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
+
+    sk, mo = sample_walk()
+    truth = mo.world_positions(sk)[:40]
+    eff = np.array(default_effectors(sk))
+    ev = evaluated_joints(sk, eff)
+    medians = {}
+    for rigid in (False, True):
+        prev, errs = truth[0].copy(), []
+        for f in range(truth.shape[0]):
+            s = solve_skeleton_arrays(sk, eff, np.ascontiguousarray(truth[f, eff]), prev, truth[f, 0],
+                                      1e-3 * sk.height(), 1000, rigid)
+            prev = s.positions
+            errs.append(np.linalg.norm(prev[ev] - truth[f, ev], axis=1))
+        medians[rigid] = np.median(np.concatenate(errs))
+    assert medians[True] < medians[False]
