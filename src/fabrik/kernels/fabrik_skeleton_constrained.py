@@ -672,6 +672,23 @@ def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
 
 
 @njit(cache=True, error_model="numpy")
+def _save_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors):
+    """Copy the pose, frames, active flags and errors into the best-so-far buffers by explicit
+    loops (numba's slice assignment of 3D arrays costs microseconds per call)."""
+    for i in range(p.shape[0]):
+        best_p[i, 0] = p[i, 0]
+        best_p[i, 1] = p[i, 1]
+        best_p[i, 2] = p[i, 2]
+        best_active[i] = row_active[i]
+        for r in range(3):
+            best_F[i, r, 0] = F[i, r, 0]
+            best_F[i, r, 1] = F[i, r, 1]
+            best_F[i, r, 2] = F[i, r, 2]
+    for t in range(errors.shape[0]):
+        best_errors[t] = errors[t]
+
+
+@njit(cache=True, error_model="numpy")
 def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, circ, hcs, own_start, own_list,
                                 target_idx,
                                 targets, initial, initial_frames, root, root_from_target, root_fixed, tol, max_iter):
@@ -837,10 +854,7 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
             return p, F, row_active, it, errors, REACHED
         if err < best_err:
             best_err = err
-            best_p[:, :] = p
-            best_F[:, :, :] = F
-            best_active[:] = row_active
-            best_errors[:] = errors
+            _save_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors)
         if err < (1.0 - PROGRESS_FRACTION) * progress_ref:
             progress_ref = err
             since_progress = 0
