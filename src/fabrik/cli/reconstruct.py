@@ -3,8 +3,9 @@
 Every frame is solved from the recorded positions of the end effectors and the root; the table
 reports how far each method's inner joints land from the recorded ones (see
 ``fabrik.experiments.reconstruct`` for the exact definitions). ``--constraints humanoid`` (or a
-constraints JSON file) adds the row ``fabrik-constrained``: FABRIK with joint limits, with the
-largest limit violation it shows in any frame (radians).
+constraints JSON file) adds, after each requested method that has one, its variant with joint
+limits (``fabrik-constrained``, ``ccd-constrained``, ``jacobian-dls-constrained``, ...), each with
+the largest limit violation it shows in any frame (radians).
 """
 
 from __future__ import annotations
@@ -35,21 +36,22 @@ def add_parser(sub) -> None:
     p.add_argument("--max-iter", type=int, default=None, help="iteration cap per frame (default: each method's)")
     p.add_argument("--constraints", metavar="humanoid|FILE.json",
                    help="joint limits: 'humanoid' (a default human set placed by joint names) or a constraints "
-                        "JSON file; adds the method fabrik-constrained and reports its largest limit violation "
-                        "(radians)")
+                        "JSON file; adds the constrained variant of every requested method that has one "
+                        "(fabrik-constrained, ccd-constrained, jacobian-dls-constrained, ...) and reports each "
+                        "one's largest limit violation (radians)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import fabrik.solvers.skeleton_fabrik_constrained  # noqa: F401  (registers fabrik-constrained)
-    from fabrik.experiments.reconstruct import CONSTRAINED_METHOD, DEFAULT_METHODS, reconstruct_file
+    from fabrik.experiments.reconstruct import DEFAULT_METHODS, SUFFIX, reconstruct_file
     from fabrik.solvers import methods
 
     available = methods("skeleton")
     if args.methods:
         chosen = parse_methods(args.methods, available)
-        if args.methods == "all" and args.constraints is None:
-            chosen = [m for m in chosen if m != CONSTRAINED_METHOD]
+        if args.methods == "all":
+            # constrained variants are added by --constraints, next to their methods
+            chosen = [m for m in chosen if not m.endswith(SUFFIX)]
     else:
         chosen = [m for m in DEFAULT_METHODS if m in available]
     if not chosen:
@@ -57,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
     effectors = [e.strip() for e in args.effectors.split(",") if e.strip()] if args.effectors else None
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
-    if args.constraints is None and "fabrik-constrained" in chosen:
-        raise ValueError("method fabrik-constrained needs --constraints humanoid or --constraints FILE.json")
+    needy = [m for m in chosen if m.endswith(SUFFIX)]
+    if args.constraints is None and needy:
+        raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
                                     constraints=args.constraints)

@@ -19,12 +19,15 @@ Definitions (all distances in the file's units, and relative to the skeleton's h
 * Iterations: mean per frame; frames per second: frames solved divided by the wall time of the
   solve loop (Python call overhead included; compilation excluded by a warm-up solve).
 
-Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): the method
-``"fabrik-constrained"`` (multi-effector FABRIK with the limits, see
-``fabrik.solvers.skeleton_fabrik_constrained``) is run next to the others, from the recording's
-first-frame joint frames (``initial_frames``, from its world rotations) and then each frame from
-its own previous pose and frames. Its row also reports ``max_limit_violation``: the largest amount
-(radians) by which any limit is exceeded in any reconstructed frame (``limit_violations``).
+Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): every requested
+method that has a constrained variant ``"<method>-constrained"`` (FABRIK:
+``fabrik.solvers.skeleton_fabrik_constrained``; CCD and the Jacobian methods, clamped:
+``fabrik.solvers.skeleton_methods_constrained``) is also run with the limits, its row right after
+the unconstrained one. Each starts from the recording's first-frame joint frames
+(``initial_frames``, from its world rotations) and then each frame from its own previous pose and
+frames. A constrained row also reports ``max_limit_violation``: the largest amount (radians) by
+which any limit is exceeded in any reconstructed frame (``limit_violations``, the same checker for
+every method).
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from fabrik.model.skeleton import Skeleton
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
 #: Default tolerance as a fraction of the skeleton's height.
 DEFAULT_REL_TOL = 1e-3
-#: The constrained method added when limits are given.
+#: The constrained FABRIK method (added when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
+#: A method's variant with joint limits is named ``method + SUFFIX``.
+SUFFIX = "-constrained"
 
 
 def _zero_tol(skeleton: Skeleton) -> float:
@@ -153,7 +158,8 @@ class ReconstructionReport:
 
     def table(self) -> str:
         h = self.skeleton_height
-        head = (f"{'method':<20}{'median err':>11}{'mean err':>10}{'p95 err':>10}{'median/h':>10}"
+        w = max([20] + [len(r.method) + 2 for r in self.results])
+        head = (f"{'method':<{w}}{'median err':>11}{'mean err':>10}{'p95 err':>10}{'median/h':>10}"
                 f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}{'max viol':>10}")
         lines = [f"Reconstruction{(' of ' + self.source) if self.source else ''}: {self.frames} frames, "
                  f"skeleton height {h:.4g}, {len(self.effectors)} effectors + root, "
@@ -161,7 +167,7 @@ class ReconstructionReport:
                  head, "-" * len(head)]
         for r in self.results:
             viol = "-" if r.max_limit_violation is None else f"{r.max_limit_violation:.1e}"
-            lines.append(f"{r.method:<20}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
+            lines.append(f"{r.method:<{w}}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
         if self.limited:
@@ -186,19 +192,28 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     names = [skeleton.names[j] for j in eff]
     frames_out = None
 
-    if method == CONSTRAINED_METHOD:
+    if method.endswith(SUFFIX):
         from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER
         from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose, solve_skeleton_constrained_arrays
+        from fabrik.solvers.skeleton_methods_constrained import solve_constrained_arrays
 
-        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
         frames_out = np.empty((F, n, 3, 3))
         state = {"frames": np.ascontiguousarray(initial_frames if initial_frames is not None
                                                 else frames_from_pose(skeleton, truth[0]), dtype=np.float64)}
         first_frames = state["frames"]
+        if method == CONSTRAINED_METHOD:
+            cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
+
+            def solve_frame(f, prev):
+                return solve_skeleton_constrained_arrays(skeleton, eff, targets_all[f], prev, state["frames"],
+                                                         roots[f], tol, cap)
+        else:
+            def solve_frame(f, prev):
+                return solve_constrained_arrays(method, skeleton, eff, targets_all[f], prev, state["frames"],
+                                                roots[f], tol, max_iter)
 
         def one(f, prev):
-            sol = solve_skeleton_constrained_arrays(skeleton, eff, targets_all[f], prev, state["frames"], roots[f],
-                                                    tol, cap)
+            sol = solve_frame(f, prev)
             state["frames"] = sol.extras["frames"]
             frames_out[f] = state["frames"]
             return sol
@@ -257,9 +272,11 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
-            ``fabrik.model.humanoid_limits.humanoid``); adds the ``"fabrik-constrained"`` method
-            (right after ``"fabrik"`` when that runs) on ``skeleton.with_constraints(constraints)``.
-            Listing ``"fabrik-constrained"`` in ``methods`` without limits uses the skeleton's own.
+            ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
+            constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
+            has one (``"fabrik-constrained"`` last when ``"fabrik"`` is not listed), solved on
+            ``skeleton.with_constraints(constraints)``. Listing constrained methods without
+            limits uses the skeleton's own.
         initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
             (``frames_from_world_rotations``); default derived from ``positions[0]``.
         unplaced: joints the limit set could not place (reported only).
@@ -297,7 +314,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     inner = evaluated_joints(skeleton, eff)
     if not inner:
         raise ValueError("every joint is an effector, the root or coincides with one: nothing to reconstruct")
-    import fabrik.solvers.skeleton_fabrik_constrained  # noqa: F401  (registers fabrik-constrained)
+    import fabrik.solvers  # noqa: F401  (registers every method, the constrained ones included)
 
     have = available_methods("skeleton")
     if methods is None:
@@ -310,12 +327,20 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     limited_skeleton = skeleton
     if constraints is not None:
         limited_skeleton = skeleton.with_constraints(constraints)
-        if CONSTRAINED_METHOD not in methods:
-            at = methods.index("fabrik") + 1 if "fabrik" in methods else len(methods)
-            methods.insert(at, CONSTRAINED_METHOD)
-    elif CONSTRAINED_METHOD in methods and not skeleton.constraints:
-        raise ValueError(f"method {CONSTRAINED_METHOD!r} needs joint limits: give constraints "
-                         "(CLI: --constraints humanoid or FILE.json)")
+        if not any(m.endswith(SUFFIX) for m in methods):
+            expanded = []
+            for m in methods:
+                expanded.append(m)
+                if m + SUFFIX in have:
+                    expanded.append(m + SUFFIX)
+            if CONSTRAINED_METHOD not in expanded:
+                expanded.append(CONSTRAINED_METHOD)
+            methods = expanded
+    else:
+        needy = [m for m in methods if m.endswith(SUFFIX)]
+        if needy and not skeleton.constraints:
+            raise ValueError(f"method(s) {', '.join(needy)} need joint limits: give constraints "
+                             "(CLI: --constraints humanoid or FILE.json)")
     if initial_frames is not None:
         initial_frames = np.asarray(initial_frames, dtype=np.float64)
         if initial_frames.shape != (n, 3, 3) or not np.isfinite(initial_frames).all():
@@ -329,7 +354,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     results = []
     F = truth.shape[0]
     for m in methods:
-        model = limited_skeleton if m == CONSTRAINED_METHOD else skeleton
+        model = limited_skeleton if m.endswith(SUFFIX) else skeleton
         out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
                                                            initial_frames)
         violation = None
@@ -347,7 +372,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
-        if CONSTRAINED_METHOD in methods else ()
+        if any(m.endswith(SUFFIX) for m in methods) else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
                                 tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
                                 limited, tuple(unplaced) if limited else ())
@@ -417,8 +442,8 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 
     ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping (``resolve_constraints``)
-    to add the ``"fabrik-constrained"`` method, started from the first chosen frame's recorded
-    joint frames.
+    to add the constrained variant of every method that has one, started from the first chosen
+    frame's recorded joint frames.
 
     Returns (report, skeleton, motion of the chosen frames).
     """
@@ -447,4 +472,4 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
 
 __all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "default_effectors",
            "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "resolve_constraints",
-           "DEFAULT_METHODS", "CONSTRAINED_METHOD"]
+           "DEFAULT_METHODS", "CONSTRAINED_METHOD", "SUFFIX"]
