@@ -102,14 +102,16 @@ NO_PROGRESS_WINDOW = 50
 #: Below this bend (radians) between a hinge's reference and its child bone the hinge plane is
 #: ill-defined, and the parent bone's twist is left alone.
 HINGE_ALIGN_MIN_BEND = 0.15
+_COS_MIN_BEND = float(np.cos(HINGE_ALIGN_MIN_BEND))
 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _tr(out, F, j, d0, d1, d2):
+def _tr(O, o, F, j, d0, d1, d2):
     """``fabrik.kernels.frames.transport`` (same arithmetic), inlined for the hot loops and read
-    by index (array views cost reference counting): out (3, 3) <- F[j] turned by the smallest
-    rotation taking its +Y onto the unit (d0, d1, d2)."""
+    by index (array views cost reference counting): O[o] (3, 3) <- F[j] turned by the smallest
+    rotation taking its +Y onto the unit (d0, d1, d2). O may be F and o may be j (every read of
+    F[j] precedes the writes)."""
     a0 = F[j, 0, 1]
     a1 = F[j, 1, 1]
     a2 = F[j, 2, 1]
@@ -142,29 +144,32 @@ def _tr(out, F, j, d0, d1, d2):
     z2 = u2 - dot * d2
     n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
     if n < 1e-9:
-        set_frame(out, d0, d1, d2, u0, u1, u2)  # up along the bone: the shared fallback
-        return
+        # up along the bone: the fallback of ``set_frame`` (the coordinate axis least aligned)
+        e0, e1, e2 = 0.0, 0.0, 0.0
+        b0, b1, b2 = abs(d0), abs(d1), abs(d2)
+        if b0 <= b1 and b0 <= b2:
+            e0 = 1.0
+        elif b1 <= b2:
+            e1 = 1.0
+        else:
+            e2 = 1.0
+        dot = e0 * d0 + e1 * d1 + e2 * d2
+        z0 = e0 - dot * d0
+        z1 = e1 - dot * d1
+        z2 = e2 - dot * d2
+        n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
     z0 /= n
     z1 /= n
     z2 /= n
-    out[0, 0] = d1 * z2 - d2 * z1
-    out[1, 0] = d2 * z0 - d0 * z2
-    out[2, 0] = d0 * z1 - d1 * z0
-    out[0, 1] = d0
-    out[1, 1] = d1
-    out[2, 1] = d2
-    out[0, 2] = z0
-    out[1, 2] = z1
-    out[2, 2] = z2
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _store(F, i, A):
-    """F[i] <- A (3, 3), by index."""
-    for r in range(3):
-        F[i, r, 0] = A[r, 0]
-        F[i, r, 1] = A[r, 1]
-        F[i, r, 2] = A[r, 2]
+    O[o, 0, 0] = d1 * z2 - d2 * z1
+    O[o, 1, 0] = d2 * z0 - d0 * z2
+    O[o, 2, 0] = d0 * z1 - d1 * z0
+    O[o, 0, 1] = d0
+    O[o, 1, 1] = d1
+    O[o, 2, 1] = d2
+    O[o, 0, 2] = z0
+    O[o, 1, 2] = z1
+    O[o, 2, 2] = z2
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -197,19 +202,18 @@ def _cone_inside(limits, q, P, j, Q, c, d0, d1, d2):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _circular_own(D3, F, q, Q, i, ca, sa):
+def _circular_own(F, q, Q, i, ca, sa):
     """Circular cone of half-angle alpha (cos ``ca``, sin ``sa``; any angle in (0, pi), no twist
-    limit) on the bone whose desired frame is D3[0], in its reference F[q] @ Q[i]: a direction
+    limit) on the bone whose desired frame is F[i], in its reference F[q] @ Q[i]: a direction
     outside keeps its azimuth and is put on the rim (the nearest allowed direction), and the
     frame follows by the smallest rotation. Closed form of ``limit_direction`` for this case.
     Returns 1 when the limit is active (moved, or on the rim to 1e-12)."""
-    D = D3[0]
     h0 = F[q, 0, 0] * Q[i, 0, 1] + F[q, 0, 1] * Q[i, 1, 1] + F[q, 0, 2] * Q[i, 2, 1]
     h1 = F[q, 1, 0] * Q[i, 0, 1] + F[q, 1, 1] * Q[i, 1, 1] + F[q, 1, 2] * Q[i, 2, 1]
     h2 = F[q, 2, 0] * Q[i, 0, 1] + F[q, 2, 1] * Q[i, 1, 1] + F[q, 2, 2] * Q[i, 2, 1]
-    u0 = D[0, 1]
-    u1 = D[1, 1]
-    u2 = D[2, 1]
+    u0 = F[i, 0, 1]
+    u1 = F[i, 1, 1]
+    u2 = F[i, 2, 1]
     c = u0 * h0 + u1 * h1 + u2 * h2
     if c > ca + 1e-12:
         return 0
@@ -230,18 +234,18 @@ def _circular_own(D3, F, q, Q, i, ca, sa):
     d1 = ca * h1 + k * w1
     d2 = ca * h2 + k * w2
     n = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    _tr(D, D3, 0, d0 / n, d1 / n, d2 / n)
+    _tr(F, i, F, i, d0 / n, d1 / n, d2 / n)
     return 1
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _circular_reverse(D, F, c, Q, ca, sa):
+def _circular_reverse(F, i, c, Q, ca, sa):
     """The circular cone (no twist limit) of child bone c read reversed: a circular cone is its
-    own reflection, so the parent candidate D (3, 3) is turned by the smallest rotation that
-    brings the reference direction D @ Q[c] +Y within alpha of the child's direction F[c] +Y."""
-    h0 = D[0, 0] * Q[c, 0, 1] + D[0, 1] * Q[c, 1, 1] + D[0, 2] * Q[c, 2, 1]
-    h1 = D[1, 0] * Q[c, 0, 1] + D[1, 1] * Q[c, 1, 1] + D[1, 2] * Q[c, 2, 1]
-    h2 = D[2, 0] * Q[c, 0, 1] + D[2, 1] * Q[c, 1, 1] + D[2, 2] * Q[c, 2, 1]
+    own reflection, so the parent candidate F[i] (3, 3) is turned by the smallest rotation that
+    brings the reference direction F[i] @ Q[c] +Y within alpha of the child's direction F[c] +Y."""
+    h0 = F[i, 0, 0] * Q[c, 0, 1] + F[i, 0, 1] * Q[c, 1, 1] + F[i, 0, 2] * Q[c, 2, 1]
+    h1 = F[i, 1, 0] * Q[c, 0, 1] + F[i, 1, 1] * Q[c, 1, 1] + F[i, 1, 2] * Q[c, 2, 1]
+    h2 = F[i, 2, 0] * Q[c, 0, 1] + F[i, 2, 1] * Q[c, 1, 1] + F[i, 2, 2] * Q[c, 2, 1]
     v0 = F[c, 0, 1]
     v1 = F[c, 1, 1]
     v2 = F[c, 2, 1]
@@ -262,28 +266,33 @@ def _circular_reverse(D, F, c, Q, ca, sa):
     sd = sth * ca - cth * sa
     t = 1.0 - cd
     for col in range(3):
-        x = D[0, col]
-        y = D[1, col]
-        z = D[2, col]
+        x = F[i, 0, col]
+        y = F[i, 1, col]
+        z = F[i, 2, col]
         kv = k0 * x + k1 * y + k2 * z
-        D[0, col] = x * cd + (k1 * z - k2 * y) * sd + k0 * kv * t
-        D[1, col] = y * cd + (k2 * x - k0 * z) * sd + k1 * kv * t
-        D[2, col] = z * cd + (k0 * y - k1 * x) * sd + k2 * kv * t
+        F[i, 0, col] = x * cd + (k1 * z - k2 * y) * sd + k0 * kv * t
+        F[i, 1, col] = y * cd + (k2 * x - k0 * z) * sd + k1 * kv * t
+        F[i, 2, col] = z * cd + (k0 * y - k1 * x) * sd + k2 * kv * t
 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _hinge_basis(H, lim, j):
-    """World hinge axis a, reference direction h and b = a x h of row j in the reference H."""
+def _hinge_basis(F, i, Q, c, lim, j):
+    """World hinge axis a, reference direction h and b = a x h of row j in the reference
+    F[i] @ Q[c] (read by index)."""
     ax = lim[j, COL_AXIS]
     ay = lim[j, COL_AXIS + 1]
     az = lim[j, COL_AXIS + 2]
-    a0 = H[0, 0] * ax + H[0, 1] * ay + H[0, 2] * az
-    a1 = H[1, 0] * ax + H[1, 1] * ay + H[1, 2] * az
-    a2 = H[2, 0] * ax + H[2, 1] * ay + H[2, 2] * az
-    h0 = H[0, 1]
-    h1 = H[1, 1]
-    h2 = H[2, 1]
+    # axis and +Y of the reference in F[i]'s coordinates
+    e0 = Q[c, 0, 0] * ax + Q[c, 0, 1] * ay + Q[c, 0, 2] * az
+    e1 = Q[c, 1, 0] * ax + Q[c, 1, 1] * ay + Q[c, 1, 2] * az
+    e2 = Q[c, 2, 0] * ax + Q[c, 2, 1] * ay + Q[c, 2, 2] * az
+    a0 = F[i, 0, 0] * e0 + F[i, 0, 1] * e1 + F[i, 0, 2] * e2
+    a1 = F[i, 1, 0] * e0 + F[i, 1, 1] * e1 + F[i, 1, 2] * e2
+    a2 = F[i, 2, 0] * e0 + F[i, 2, 1] * e1 + F[i, 2, 2] * e2
+    h0 = F[i, 0, 0] * Q[c, 0, 1] + F[i, 0, 1] * Q[c, 1, 1] + F[i, 0, 2] * Q[c, 2, 1]
+    h1 = F[i, 1, 0] * Q[c, 0, 1] + F[i, 1, 1] * Q[c, 1, 1] + F[i, 1, 2] * Q[c, 2, 1]
+    h2 = F[i, 2, 0] * Q[c, 0, 1] + F[i, 2, 1] * Q[c, 1, 1] + F[i, 2, 2] * Q[c, 2, 1]
     return a0, a1, a2, h0, h1, h2, a1 * h2 - a2 * h1, a2 * h0 - a0 * h2, a0 * h1 - a1 * h0
 
 
@@ -310,33 +319,30 @@ def _hinge_clamp(x, y, hcs, j):
 
 
 @njit(cache=True, error_model="numpy")
-def _hinge_own(D3, F, q, Q, i, limits, hcs, P3):
-    """Hinge of row q without twist freedom on the bone whose desired frame is D3[0], in its
+def _hinge_own(F, q, Q, i, limits, hcs, S):
+    """Hinge of row q without twist freedom on the bone whose desired frame is F[i], in its
     reference F[q] @ Q[i]: the direction goes into the hinge plane at the clamped angle and the
-    frame is the reference carried onto it (twist 0). Closed form of ``place_bone``. Returns the
-    active flag."""
-    D = D3[0]
-    H = P3[0]
-    _product(H, F, q, Q, i)
-    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(H, limits, q)
-    u0 = D[0, 1]
-    u1 = D[1, 1]
-    u2 = D[2, 1]
+    frame is the reference carried onto it (twist 0). Closed form of ``place_bone``. S (1, 3, 3)
+    is scratch. Returns the active flag."""
+    _product(S, 0, F, q, Q, i)
+    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(F, q, Q, i, limits, q)
+    u0 = F[i, 0, 1]
+    u1 = F[i, 1, 1]
+    u2 = F[i, 2, 1]
     c, sn, act = _hinge_clamp(u0 * h0 + u1 * h1 + u2 * h2, u0 * b0 + u1 * b1 + u2 * b2, hcs, q)
     d0 = c * h0 + sn * b0
     d1 = c * h1 + sn * b1
     d2 = c * h2 + sn * b2
     n = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    _tr(D, P3, 0, d0 / n, d1 / n, d2 / n)
+    _tr(F, i, S, 0, d0 / n, d1 / n, d2 / n)
     return act
 
 
 @njit(cache=True, error_model="numpy")
-def _hinge_reverse(D, F, c, Q, limits, hcs, pc, H):
-    """Row pc's hinge (twist 0) of the placed child c read reversed: turn the parent candidate D
-    about the hinge axis so that the child's angle from the reference D @ Q[c] is in range."""
-    _reference(H, D, Q[c])
-    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(H, limits, pc)
+def _hinge_reverse(F, i, c, Q, limits, hcs, pc):
+    """Row pc's hinge (twist 0) of the placed child c read reversed: turn the parent candidate F[i]
+    about the hinge axis so that the child's angle from the reference F[i] @ Q[c] is in range."""
+    a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(F, i, Q, c, limits, pc)
     v0 = F[c, 0, 1]
     v1 = F[c, 1, 1]
     v2 = F[c, 2, 1]
@@ -359,13 +365,13 @@ def _hinge_reverse(D, F, c, Q, limits, hcs, pc, H):
     a1 /= n
     a2 /= n
     for col in range(3):
-        x0 = D[0, col]
-        y0 = D[1, col]
-        z0 = D[2, col]
+        x0 = F[i, 0, col]
+        y0 = F[i, 1, col]
+        z0 = F[i, 2, col]
         kv = a0 * x0 + a1 * y0 + a2 * z0
-        D[0, col] = x0 * cd + (a1 * z0 - a2 * y0) * sd + a0 * kv * t
-        D[1, col] = y0 * cd + (a2 * x0 - a0 * z0) * sd + a1 * kv * t
-        D[2, col] = z0 * cd + (a0 * y0 - a1 * x0) * sd + a2 * kv * t
+        F[i, 0, col] = x0 * cd + (a1 * z0 - a2 * y0) * sd + a0 * kv * t
+        F[i, 1, col] = y0 * cd + (a2 * x0 - a0 * z0) * sd + a1 * kv * t
+        F[i, 2, col] = z0 * cd + (a0 * y0 - a1 * x0) * sd + a2 * kv * t
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -387,26 +393,26 @@ def _unit_between(d, p, i, j, fx, fy, fz):
 
 
 @njit(cache=True, error_model="numpy")
-def align_hinge_twist(D, Qc, row, s0, s1, s2):
-    """Turn frame D (3, 3) about its own +Y so that the hinge of ``row`` (measured in the
-    reference ``D Qc``) holds the unit child direction s in its plane, at an angle inside (or
+def align_hinge_twist(F, i, Q, c, limits, pc, s0, s1, s2):
+    """Turn frame F[i] (3, 3) about its own +Y so that the hinge of row pc of ``limits``
+    (measured in the reference ``F[i] Q[c]``) holds the unit child direction s in its plane, at an angle inside (or
     nearest to) its range; of the two solutions the one needing the smaller turn wins a tie.
     Nothing happens when the child bends less than ``HINGE_ALIGN_MIN_BEND`` from the reference."""
     # reference +Y (h) and hinge axis (a) in world coordinates
-    ax = row[COL_AXIS]
-    ay = row[COL_AXIS + 1]
-    az = row[COL_AXIS + 2]
-    qa0 = Qc[0, 0] * ax + Qc[0, 1] * ay + Qc[0, 2] * az
-    qa1 = Qc[1, 0] * ax + Qc[1, 1] * ay + Qc[1, 2] * az
-    qa2 = Qc[2, 0] * ax + Qc[2, 1] * ay + Qc[2, 2] * az
-    a = (D[0, 0] * qa0 + D[0, 1] * qa1 + D[0, 2] * qa2, D[1, 0] * qa0 + D[1, 1] * qa1 + D[1, 2] * qa2,
-         D[2, 0] * qa0 + D[2, 1] * qa1 + D[2, 2] * qa2)
-    h = (D[0, 0] * Qc[0, 1] + D[0, 1] * Qc[1, 1] + D[0, 2] * Qc[2, 1],
-         D[1, 0] * Qc[0, 1] + D[1, 1] * Qc[1, 1] + D[1, 2] * Qc[2, 1],
-         D[2, 0] * Qc[0, 1] + D[2, 1] * Qc[1, 1] + D[2, 2] * Qc[2, 1])
-    u = (D[0, 1], D[1, 1], D[2, 1])
+    ax = limits[pc, COL_AXIS]
+    ay = limits[pc, COL_AXIS + 1]
+    az = limits[pc, COL_AXIS + 2]
+    qa0 = Q[c, 0, 0] * ax + Q[c, 0, 1] * ay + Q[c, 0, 2] * az
+    qa1 = Q[c, 1, 0] * ax + Q[c, 1, 1] * ay + Q[c, 1, 2] * az
+    qa2 = Q[c, 2, 0] * ax + Q[c, 2, 1] * ay + Q[c, 2, 2] * az
+    a = (F[i, 0, 0] * qa0 + F[i, 0, 1] * qa1 + F[i, 0, 2] * qa2, F[i, 1, 0] * qa0 + F[i, 1, 1] * qa1 + F[i, 1, 2] * qa2,
+         F[i, 2, 0] * qa0 + F[i, 2, 1] * qa1 + F[i, 2, 2] * qa2)
+    h = (F[i, 0, 0] * Q[c, 0, 1] + F[i, 0, 1] * Q[c, 1, 1] + F[i, 0, 2] * Q[c, 2, 1],
+         F[i, 1, 0] * Q[c, 0, 1] + F[i, 1, 1] * Q[c, 1, 1] + F[i, 1, 2] * Q[c, 2, 1],
+         F[i, 2, 0] * Q[c, 0, 1] + F[i, 2, 1] * Q[c, 1, 1] + F[i, 2, 2] * Q[c, 2, 1])
+    u = (F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
     hs = h[0] * s0 + h[1] * s1 + h[2] * s2
-    if hs > np.cos(HINGE_ALIGN_MIN_BEND):
+    if hs > _COS_MIN_BEND:
         return
     # a(psi) = cos(psi) a_perp + sin(psi) (u x a_perp) + a_par u ; want a(psi) . s = 0
     a_par = a[0] * u[0] + a[1] * u[1] + a[2] * u[2]
@@ -431,8 +437,8 @@ def align_hinge_twist(D, Qc, row, s0, s1, s2):
     elif co < -1.0:
         co = -1.0
     so = np.sqrt(1.0 - co * co)
-    lo = row[COL_HINGE]
-    hi = row[COL_HINGE + 1]
+    lo = limits[pc, COL_HINGE]
+    hi = limits[pc, COL_HINGE + 1]
     best_c = 1.0
     best_s = 0.0
     best_cost = np.inf
@@ -464,23 +470,23 @@ def align_hinge_twist(D, Qc, row, s0, s1, s2):
             best_cost = cost
             best_c = c
             best_s = sn
-    # turn D about its own +Y (u) by psi: x <- c x - s z, z <- c z + s x
+    # turn F[i] about its own +Y (u) by psi: x <- c x - s z, z <- c z + s x
     for r in range(3):
-        gx = D[r, 0]
-        gz = D[r, 2]
-        D[r, 0] = best_c * gx - best_s * gz
-        D[r, 2] = best_c * gz + best_s * gx
+        gx = F[i, r, 0]
+        gz = F[i, r, 2]
+        F[i, r, 0] = best_c * gx - best_s * gz
+        F[i, r, 2] = best_c * gz + best_s * gx
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _product(G, F, j, Q, c):
-    """G <- F[j] @ Q[c], by index."""
+def _product(G, g, F, j, Q, c):
+    """G[g] <- F[j] @ Q[c], by index (G[g] must not be F[j])."""
     for r in range(3):
         f0 = F[j, r, 0]
         f1 = F[j, r, 1]
         f2 = F[j, r, 2]
         for k in range(3):
-            G[r, k] = f0 * Q[c, 0, k] + f1 * Q[c, 1, k] + f2 * Q[c, 2, k]
+            G[g, r, k] = f0 * Q[c, 0, k] + f1 * Q[c, 1, k] + f2 * Q[c, 2, k]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -596,9 +602,9 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
 def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
                    row_active, P3, D3, R, d):
     """Root onto its base, then outwards (module docstring). ``local[i]`` is the frame of an
-    untargeted bone i relative to its parent frame. Fills ``row_active`` (per limit row)."""
+    untargeted bone i relative to its parent frame. Fills ``row_active`` (per limit row). Each
+    bone's frame is built in place in F[i]; P3, D3 (1, 3, 3), R (3, 3) and d (3,) are scratch."""
     n = parents.shape[0]
-    D = D3[0]
     p[0, 0] = root3[0]
     p[0, 1] = root3[1]
     p[0, 2] = root3[2]
@@ -615,38 +621,66 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
             continue
         if active[i]:
             _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
-            _tr(D, F, i, d[0], d[1], d[2])
+            _tr(F, i, F, i, d[0], d[1], d[2])
         else:
-            _product(D, F, q, local, i)
+            _product(F, i, F, q, local, i)
         # p[i] is about to move: the children still sit where the forward stage put them
-        _set_joint(p, q, i, L, D)
+        _set_joint(p, q, i, L, F)
         for m in range(own_start[i], own_start[i + 1]):
             c = own_list[m]
             if active[c] and limits[parents[c], COL_TYPE] == TYPE_HINGE:
-                _unit_between(d, p, i, c, D[0, 1], D[1, 1], D[2, 1])
-                align_hinge_twist(D, Q[c], limits[parents[c]], d[0], d[1], d[2])
+                _unit_between(d, p, i, c, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+                align_hinge_twist(F, i, Q, c, limits, parents[c], d[0], d[1], d[2])
                 break
         if circ[q, 0] <= 1.0:
-            if _circular_own(D3, F, q, Q, i, circ[q, 0], circ[q, 1]):
+            if _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1]):
                 row_active[q] = 1
         elif hcs[q, 0] != 0.0:
-            if _hinge_own(D3, F, q, Q, i, limits, hcs, P3):
+            if _hinge_own(F, q, Q, i, limits, hcs, P3):
                 row_active[q] = 1
         elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                limits, q, F, q, Q, i, D[0, 1], D[1, 1], D[2, 1]):
-            P = P3[0]
-            _product(P, F, q, Q, i)
-            if place_bone(D, P, limits[q], d, R):
+                limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+            if _place_general(F, i, q, Q, limits, P3, D3, R, d):
                 row_active[q] = 1
-        _store(F, i, D)
-        _set_joint(p, q, i, L, D)
+        _set_joint(p, q, i, L, F)
+
+
+@njit(cache=True, error_model="numpy")
+def _place_general(F, i, q, Q, limits, P3, D3, R, d):
+    """``place_bone`` for row q on the bone whose desired frame is F[i], against its reference
+    F[q] @ Q[i] (the general path; copies through the scratch D3, P3 (1, 3, 3)). Returns the
+    active flag."""
+    _product(P3, 0, F, q, Q, i)
+    _copy_to(D3, 0, F, i)
+    act = place_bone(D3[0], P3[0], limits[q], d, R)
+    _copy_to(F, i, D3, 0)
+    return act
+
+
+@njit(cache=True, error_model="numpy")
+def _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T):
+    """``reverse_child_limit`` of row pc's limit on the placed child c for the candidate F[i]
+    (the general path; copies through the scratch D3 (1, 3, 3))."""
+    _copy_to(D3, 0, F, i)
+    reverse_child_limit(D3[0], F[c], Q[c], limits[pc], P3[0], G, R, h, T)
+    _copy_to(F, i, D3, 0)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _set_joint(p, q, i, L, D):
-    p[i, 0] = p[q, 0] + L * D[0, 1]
-    p[i, 1] = p[q, 1] + L * D[1, 1]
-    p[i, 2] = p[q, 2] + L * D[2, 1]
+def _copy_to(A, a, B, b):
+    """A[a] <- B[b] (3, 3), by index."""
+    for r in range(3):
+        A[a, r, 0] = B[b, r, 0]
+        A[a, r, 1] = B[b, r, 1]
+        A[a, r, 2] = B[b, r, 2]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _set_joint(p, q, i, L, F):
+    """p[i] <- p[q] + L F[i] +Y."""
+    p[i, 0] = p[q, 0] + L * F[i, 0, 1]
+    p[i, 1] = p[q, 1] + L * F[i, 1, 1]
+    p[i, 2] = p[q, 2] + L * F[i, 2, 1]
 
 
 @njit(cache=True, error_model="numpy")
@@ -729,9 +763,7 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     unreachable = any_unreachable(target_idx, targets, root3, reach)
 
     P3 = np.empty((1, 3, 3))
-    P = P3[0]
     D3 = np.empty((1, 3, 3))
-    D = D3[0]
     G = np.empty((3, 3))
     R = np.empty((3, 3))
     T = np.empty((3, 3))
@@ -811,7 +843,7 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
                     d[0] = F[i, 0, 1]
                     d[1] = F[i, 1, 1]
                     d[2] = F[i, 2, 1]
-                _tr(D, F, i, d[0], d[1], d[2])
+                _tr(F, i, F, i, d[0], d[1], d[2])  # F[i] is the candidate frame from here on
                 aligned = False
                 for m in range(own_start[i], own_start[i + 1]):
                     c = own_list[m]
@@ -819,26 +851,24 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
                     if not active[c] or (limits[pc, COL_TYPE] == 0.0 and limits[pc, COL_TWIST_FLAG] == 0.0):
                         continue
                     if not aligned and limits[pc, COL_TYPE] == TYPE_HINGE:
-                        align_hinge_twist(D, Q[c], limits[pc], F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+                        align_hinge_twist(F, i, Q, c, limits, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
                         aligned = True
                     if circ[pc, 0] <= 1.0:
-                        _circular_reverse(D, F, c, Q, circ[pc, 0], circ[pc, 1])
+                        _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
                     elif hcs[pc, 0] != 0.0:
-                        _hinge_reverse(D, F, c, Q, limits, hcs, pc, G)
-                    elif not _cone_inside(limits, pc, D3, 0, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
-                        reverse_child_limit(D, F[c], Q[c], limits[pc], P, G, R, h, T)
+                        _hinge_reverse(F, i, c, Q, limits, hcs, pc)
+                    elif not _cone_inside(limits, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+                        _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T)
                 if circ[q, 0] <= 1.0:
-                    _circular_own(D3, F, q, Q, i, circ[q, 0], circ[q, 1])
+                    _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
                 elif hcs[q, 0] != 0.0:
-                    _hinge_own(D3, F, q, Q, i, limits, hcs, P3)
+                    _hinge_own(F, q, Q, i, limits, hcs, P3)
                 elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                        limits, q, F, q, Q, i, D[0, 1], D[1, 1], D[2, 1]):
-                    _product(P, F, q, Q, i)
-                    place_bone(D, P, limits[q], d, R)
-                _store(F, i, D)
-                proposal_sum[q, 0] += p[i, 0] - L * D[0, 1]
-                proposal_sum[q, 1] += p[i, 1] - L * D[1, 1]
-                proposal_sum[q, 2] += p[i, 2] - L * D[2, 1]
+                        limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+                    _place_general(F, i, q, Q, limits, P3, D3, R, d)
+                proposal_sum[q, 0] += p[i, 0] - L * F[i, 0, 1]
+                proposal_sum[q, 1] += p[i, 1] - L * F[i, 1, 1]
+                proposal_sum[q, 2] += p[i, 2] - L * F[i, 2, 1]
             else:
                 proposal_sum[q, 0] += p[i, 0]
                 proposal_sum[q, 1] += p[i, 1]
