@@ -183,6 +183,50 @@ def brute_force_nearest(cone, d):
 @settings(max_examples=60, deadline=None)
 @given(up=angles, down=angles, left=angles, right=angles, d=directions)
 def test_nearest_point_matches_brute_force(up, down, left, right, d):
+    check_nearest_against_brute_force(up, down, left, right, d)
+
+
+# quadrant angles of exactly 90 degrees (signed squared cotangent 0) mixed with others
+angles_or_right = st.one_of(st.just(math.pi / 2), angles)
+
+
+@settings(max_examples=60, deadline=None)
+@given(up=angles_or_right, down=angles_or_right, left=angles_or_right, right=angles_or_right, d=directions)
+def test_nearest_point_with_right_angle_quadrants(up, down, left, right, d):
+    check_nearest_against_brute_force(up, down, left, right, d)
+
+
+def test_right_angle_cone_direction_behind_goes_onto_the_rim_plane():
+    # regression: with every coefficient 0 a direction behind the joint used to be left unchanged
+    d = unit([0.6, -0.2, 0.77])
+    s = Cone.circular(math.pi / 2).signed_cot2()
+    assert s == (0.0, 0.0, 0.0, 0.0)
+    x, y, z, moved = nearest_in_cone(*d, *s)
+    assert moved
+    assert (x, y, z) == pytest.approx(tuple(unit([0.6, 0.0, 0.77])), abs=1e-15)
+    row = pack_limits({0: (Cone.circular(math.pi / 2),)}, 1)[0]
+    v = d.copy()
+    assert limit_direction(row, np.eye(3), v, False) == 1
+    assert v == pytest.approx(unit([0.6, 0.0, 0.77]), abs=1e-15)
+    # straight behind: every rim point is as near; a deterministic one, on the rim
+    x, y, z, moved = nearest_in_cone(0.0, -1.0, 0.0, *s)
+    assert moved and (x, y, z) == (1.0, 0.0, 0.0)
+    # mixed: the quadrant x < 0, z > 0 has both angles at 90 degrees (left, up)
+    cone = Cone(math.pi / 2, 0.3, math.pi / 2, 1.2)
+    d = unit([-0.6, -0.2, 0.77])
+    x, y, z, moved = nearest_in_cone(*d, *cone.signed_cot2())
+    assert moved and (x, y, z) == pytest.approx(tuple(unit([-0.6, 0.0, 0.77])), abs=1e-15)
+    assert cone_violation(cone, np.array([x, y, z])) < 1e-12
+    # from the opposite quadrant (x > 0, z < 0, behind): inside afterwards, no nearer than the
+    # brute force's answer
+    d = unit([0.5, -0.4, -0.3])
+    got = np.array(nearest_in_cone(*d, *cone.signed_cot2())[:3])
+    assert cone_violation(cone, got) < 1e-9
+    want = brute_force_nearest(cone, d)
+    assert np.linalg.norm(got - want) < 1e-6 or got @ d >= want @ d - 1e-9
+
+
+def check_nearest_against_brute_force(up, down, left, right, d):
     cone = Cone(up, down, left, right)
     s = cone.signed_cot2()
     assume(cone_violation(cone, d) > 1e-6)
@@ -193,6 +237,13 @@ def test_nearest_point_matches_brute_force(up, down, left, right, d):
     assert abs(np.linalg.norm(got) - 1) < 1e-12
     assert cone_violation(cone, got) < 1e-9
     want = brute_force_nearest(cone, d)
+    if want is None:
+        # no boundary point off the rim (every quadrant at exactly 90 degrees): the rim y = 0 is
+        # the boundary, and its nearest point is the direction projected onto it
+        assert abs(got[1]) < 1e-12
+        rim = np.array([d[0], 0.0, d[2]])
+        assert got @ d >= rim @ d / max(np.linalg.norm(rim), 1e-300) - 1e-12
+        return
     if np.linalg.norm(got - want) < 1e-6:
         return
     # otherwise a tie (symmetric candidates equally near) or a flat minimum far out in the plane,

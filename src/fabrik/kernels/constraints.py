@@ -6,8 +6,9 @@ distance 1 along the bone axis, (u, v) = (x, z) / |y|; the quadrant picks the co
 quadrant, A u^2 + B v^2 = 1, with A, B the signed squared cotangents of the quadrant's two angles
 (upper plane, y > 0) or their negatives (the plane behind the joint, y < 0: Fig. 6). A conic with
 A, B > 0 is an ellipse, with mixed signs a hyperbola branch (the paper's "parabolic" mixed case),
-with a zero coefficient a straight line. When the direction is outside the allowed region its true
-nearest point on the boundary conics is found in each plane (Newton's method on the curve
+with a zero coefficient a straight line, and a quadrant with both angles at exactly 90 degrees
+(both coefficients 0) is bounded by the rim y = 0 itself. When the direction is outside the
+allowed region its true nearest point on the boundary conics is found in each plane (Newton's method on the curve
 parameter, safeguarded by bisection and seeded by sampling), and of the best point of each plane
 the one closest in angle to the direction is used. The packed limit rows are described in
 ``fabrik.model.constraints`` (``COL_*``).
@@ -208,6 +209,35 @@ def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
                 rx = cx
                 ry = cy
                 rz = cz
+    # a quadrant whose two angles are both exactly 90 degrees (A = B = 0) has no conic in either
+    # plane: its boundary is the quarter of the rim y = 0 in that quadrant (the limiting case of
+    # the conic); the nearest point of that arc is the direction projected onto y = 0, or the
+    # nearer end of the arc when the projection falls outside the quadrant
+    for quad in range(4):
+        qx = 1.0 if quad % 2 == 0 else -1.0
+        qz = 1.0 if quad < 2 else -1.0
+        A = s_r if qx > 0.0 else s_l
+        B = s_u if qz > 0.0 else s_d
+        if A != 0.0 or B != 0.0:
+            continue
+        ex = x if x * qx > 0.0 else 0.0
+        ez = z if z * qz > 0.0 else 0.0
+        n = np.sqrt(ex * ex + ez * ez)
+        if n > 0.0:
+            cx = ex / n
+            cz = ez / n
+        elif qx * x >= qz * z:
+            cx = qx  # straight behind, or the opposite quadrant: the nearer end
+            cz = 0.0
+        else:
+            cx = 0.0
+            cz = qz
+        dot = cx * x + cz * z
+        if dot > best_dot:
+            best_dot = dot
+            rx = cx
+            ry = 0.0
+            rz = cz
     return rx, ry, rz, True
 
 
