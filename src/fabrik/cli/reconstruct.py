@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
                         "JSON file; adds the constrained variant of every requested method that has one "
                         "(fabrik-constrained, ccd-constrained, jacobian-dls-constrained, ...) and reports each "
                         "one's largest limit violation (radians)")
+    p.add_argument("--rigid-sub-bases", action="store_true",
+                   help="solve FABRIK with rigid sub-bases: a joint's children at a distance turn as one body, as "
+                        "under a BVH joint rotation (slower to converge where groups are coupled)")
     p.set_defaults(func=run)
 
 
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
-                                    constraints=args.constraints)
+                                    constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases)
     print(report.table())
     if args.out:
         print(f"wrote {args.out} (FABRIK reconstruction)")

@@ -177,7 +177,7 @@ class ReconstructionReport:
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
-                max_iter: int | None, progress: bool, desc: str, initial_frames=None):
+                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool = False):
     """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
     frames for ``fabrik-constrained`` (whose frames are carried from frame to frame)."""
@@ -223,7 +223,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
         cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
 
         def one(f, prev):
-            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap)
+            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap, rigid_sub_bases)
     else:
         def one(f, prev):
             return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
@@ -258,7 +258,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = ()) -> ReconstructionReport:
+                unplaced: Sequence[str] = (), rigid_sub_bases: bool = False) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
     Args:
@@ -271,6 +271,11 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         max_iter: iteration cap per frame; default each method's own.
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
+        rigid_sub_bases: solve unconstrained FABRIK with rigid sub-bases (a joint's children at a
+            distance turn as one body, as under a BVH joint's rotation; see
+            ``fabrik.solvers.skeleton_fabrik.rigid_groups``). Off by default: it keeps the pose
+            expressible as joint rotations, but coupled groups (a chest carrying the neck and
+            both arms) make FABRIK converge slowly.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
             ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
             constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
@@ -356,7 +361,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     for m in methods:
         model = limited_skeleton if m.endswith(SUFFIX) else skeleton
         out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
-                                                           initial_frames)
+                                                           initial_frames, rigid_sub_bases)
         violation = None
         if frames is not None:
             from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
@@ -407,8 +412,8 @@ def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Moti
     The result reproduces ``positions`` exactly where the skeleton can: position-based solvers
     such as FABRIK treat every bone as a free ball joint, so they may bend a joint's rigid set of
     children (a pelvis with both hips on one joint, shoulders on one chest joint); such a joint
-    gets the least-squares rotation instead. Skeletons whose multi-child joints have zero-length
-    children (the CMU files) are reproduced exactly."""
+    gets the least-squares rotation instead (``rigid_sub_bases=True`` prevents that). Skeletons
+    whose multi-child joints have zero-length children (the CMU files) are reproduced exactly."""
     return rotations_from_positions(skeleton, positions, motion.rotations[0], propagate=True,
                                     frame_time=motion.frame_time, layout=motion.layout)
 
@@ -437,7 +442,8 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 
 
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
-                     out: str | Path | None = None, progress: bool = False, constraints=None):
+                     out: str | Path | None = None, progress: bool = False, constraints=None,
+                     rigid_sub_bases: bool = False):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 
@@ -463,7 +469,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
         initial_frames = frames_from_world_rotations(skeleton, world_rotations[0])
     report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
                          progress=progress, source=Path(path).name, constraints=limits,
-                         initial_frames=initial_frames, unplaced=unplaced)
+                         initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases)
     if out is not None:
         rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out, skeleton, rec)

@@ -110,8 +110,11 @@ def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1
     return skeleton, Motion(quats, root, 1.0 / fps, layout=ChannelLayout.default(skeleton))
 
 
-def run_demo_reconstruction(out_dir, methods=None, progress: bool = False) -> str:
+def run_demo_reconstruction(out_dir, methods=None, progress: bool = False, constrained: bool = False) -> str:
     """Reconstruct the sample walk from its end effectors (hands, feet, head) and root.
+
+    With ``constrained``, every method that has a constrained variant also runs with the default
+    human joint limits (``fabrik.constraints.humanoid``).
 
     Writes ``out_dir/sample_walk.bvh`` (the walk), ``out_dir/sample_walk_fabrik.bvh`` (FABRIK's
     reconstruction, as rotations) and ``out_dir/sample_walk_reconstruction.json``; returns the
@@ -127,7 +130,13 @@ def run_demo_reconstruction(out_dir, methods=None, progress: bool = False) -> st
     skeleton, motion = sample_walk()
     save_bvh(out / "sample_walk.bvh", skeleton, motion)
     truth = motion.world_positions(skeleton)
-    report = reconstruct(skeleton, truth, methods=methods, progress=progress, source="sample walk")
+    limits = None
+    if constrained:
+        from fabrik.model.humanoid_limits import humanoid
+
+        limits, _ = humanoid(skeleton)
+    report = reconstruct(skeleton, truth, methods=methods, progress=progress, source="sample walk",
+                         constraints=limits)
     if "fabrik" in [r.method for r in report.results]:
         rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out / "sample_walk_fabrik.bvh", skeleton, rec)
