@@ -28,6 +28,59 @@ TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
 
 
 @njit(cache=True, error_model="numpy")
+def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
+    """One Jacobian step for a stacked system, written into ``dw`` (n_cols,).
+
+    jac (n_rows, n_cols), e_vec (n_rows,): the stacked Jacobian and (clamped) error. ``method``
+    TRANSPOSE: ``alpha J^T e`` (``alpha`` <= 0: Buss and Kim's adaptive alpha); DLS:
+    ``J^T (J J^T + damp2 I)^-1 e``; SVD_DLS: the same through the SVD of J. The largest
+    component is then clamped to ``max_angle_step`` (radians), scaling the whole step.
+    """
+    n_rows = jac.shape[0]
+    n_cols = jac.shape[1]
+    if method == TRANSPOSE:
+        g = jac.T @ e_vec
+        jg = jac @ g
+        num = 0.0
+        den = 0.0
+        for r in range(n_rows):
+            num += e_vec[r] * jg[r]
+            den += jg[r] * jg[r]
+        gain = alpha
+        if alpha <= 0.0:
+            gain = num / den if den > 1e-300 else 0.0
+        for c in range(n_cols):
+            dw[c] = gain * g[c]
+    elif method == DLS:
+        m = jac @ jac.T
+        for r in range(n_rows):
+            m[r, r] += damp2
+        f = np.linalg.solve(m, e_vec)
+        d = jac.T @ f
+        for c in range(n_cols):
+            dw[c] = d[c]
+    else:
+        u, sv, vt = np.linalg.svd(jac, full_matrices=False)
+        for c in range(n_cols):
+            dw[c] = 0.0
+        for q in range(sv.shape[0]):
+            ue = 0.0
+            for r in range(n_rows):
+                ue += u[r, q] * e_vec[r]
+            w = sv[q] / (sv[q] * sv[q] + damp2) if sv[q] * sv[q] + damp2 > 1e-300 else 0.0
+            for c in range(n_cols):
+                dw[c] += w * ue * vt[q, c]
+    biggest = 0.0
+    for c in range(n_cols):
+        if abs(dw[c]) > biggest:
+            biggest = abs(dw[c])
+    if biggest > max_angle_step:
+        s = max_angle_step / biggest
+        for c in range(n_cols):
+            dw[c] *= s
+
+
+@njit(cache=True, error_model="numpy")
 def rebuild_lengths(p, parents, lengths, rest_dirs, eps):
     """Rescale every bone of ``p`` (in place, root outwards) to its exact length, keeping its
     direction (the rest direction where the bone has collapsed to a point)."""
@@ -330,46 +383,7 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
         if n_cols == 0:
             it += 1
             break
-        if method == TRANSPOSE:
-            g = jac.T @ e_vec
-            jg = jac @ g
-            num = 0.0
-            den = 0.0
-            for r in range(n_rows):
-                num += e_vec[r] * jg[r]
-                den += jg[r] * jg[r]
-            gain = alpha
-            if alpha <= 0.0:
-                gain = num / den if den > 1e-300 else 0.0
-            for c in range(n_cols):
-                dw[c] = gain * g[c]
-        elif method == DLS:
-            m = jac @ jac.T
-            for r in range(n_rows):
-                m[r, r] += damp2
-            f = np.linalg.solve(m, e_vec)
-            d = jac.T @ f
-            for c in range(n_cols):
-                dw[c] = d[c]
-        else:
-            u, sv, vt = np.linalg.svd(jac, full_matrices=False)
-            for c in range(n_cols):
-                dw[c] = 0.0
-            for q in range(sv.shape[0]):
-                ue = 0.0
-                for r in range(n_rows):
-                    ue += u[r, q] * e_vec[r]
-                w = sv[q] / (sv[q] * sv[q] + damp2) if sv[q] * sv[q] + damp2 > 1e-300 else 0.0
-                for c in range(n_cols):
-                    dw[c] += w * ue * vt[q, c]
-        biggest = 0.0
-        for c in range(n_cols):
-            if abs(dw[c]) > biggest:
-                biggest = abs(dw[c])
-        if biggest > max_angle_step:
-            s = max_angle_step / biggest
-            for c in range(n_cols):
-                dw[c] *= s
+        stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw)
         # apply: world[i] = the rotation of bone i (deepest first, in world axes)
         for i in range(n):
             for c in range(3):

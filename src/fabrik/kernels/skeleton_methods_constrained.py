@@ -40,7 +40,7 @@ from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable
                                             max_joint_move, resolve_root)
 from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
-from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, rotation_vector_matrix
+from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, rotation_vector_matrix, stacked_step
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY
 
@@ -398,46 +398,7 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
                     jac[r0 + 2, c0] = ry
                     jac[r0 + 2, c0 + 1] = -rx
                 b = a
-        if method == TRANSPOSE:
-            g = jac.T @ e_vec
-            jg = jac @ g
-            num = 0.0
-            den = 0.0
-            for r in range(n_rows):
-                num += e_vec[r] * jg[r]
-                den += jg[r] * jg[r]
-            gain = alpha
-            if alpha <= 0.0:
-                gain = num / den if den > 1e-300 else 0.0
-            for c in range(n_cols):
-                dw[c] = gain * g[c]
-        elif method == DLS:
-            m = jac @ jac.T
-            for r in range(n_rows):
-                m[r, r] += damp2
-            f = np.linalg.solve(m, e_vec)
-            dd = jac.T @ f
-            for c in range(n_cols):
-                dw[c] = dd[c]
-        else:
-            u, sv, vt = np.linalg.svd(jac, full_matrices=False)
-            for c in range(n_cols):
-                dw[c] = 0.0
-            for q in range(sv.shape[0]):
-                ue = 0.0
-                for r in range(n_rows):
-                    ue += u[r, q] * e_vec[r]
-                w = sv[q] / (sv[q] * sv[q] + damp2) if sv[q] * sv[q] + damp2 > 1e-300 else 0.0
-                for c in range(n_cols):
-                    dw[c] += w * ue * vt[q, c]
-        biggest = 0.0
-        for c in range(n_cols):
-            if abs(dw[c]) > biggest:
-                biggest = abs(dw[c])
-        if biggest > max_angle_step:
-            s = max_angle_step / biggest
-            for c in range(n_cols):
-                dw[c] *= s
+        stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw)
         # desired frames: targeted bones turned by the accumulated world rotation; untargeted
         # bones keep their frame relative to their parent
         world[0] = np.eye(3)
