@@ -83,7 +83,7 @@ from fabrik.kernels.fabrik_skeleton import (
     nudge_collinear,
     resolve_root,
 )
-from fabrik.kernels.frames import (
+from fabrik.kernels.frames import (up_axis, 
     rotate_frame,
     rotation_between,
     set_frame,
@@ -138,29 +138,7 @@ def _tr(O, o, F, j, d0, d1, d2):
         u0 = w0 + c0 + k * (v1 * c2 - v2 * c1)
         u1 = w1 + c1 + k * (v2 * c0 - v0 * c2)
         u2 = w2 + c2 + k * (v0 * c1 - v1 * c0)
-    dot = u0 * d0 + u1 * d1 + u2 * d2
-    z0 = u0 - dot * d0
-    z1 = u1 - dot * d1
-    z2 = u2 - dot * d2
-    n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
-    if n < 1e-9:
-        # up along the bone: the fallback of ``set_frame`` (the coordinate axis least aligned)
-        e0, e1, e2 = 0.0, 0.0, 0.0
-        b0, b1, b2 = abs(d0), abs(d1), abs(d2)
-        if b0 <= b1 and b0 <= b2:
-            e0 = 1.0
-        elif b1 <= b2:
-            e1 = 1.0
-        else:
-            e2 = 1.0
-        dot = e0 * d0 + e1 * d1 + e2 * d2
-        z0 = e0 - dot * d0
-        z1 = e1 - dot * d1
-        z2 = e2 - dot * d2
-        n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
-    z0 /= n
-    z1 /= n
-    z2 /= n
+    z0, z1, z2 = up_axis(d0, d1, d2, u0, u1, u2)
     O[o, 0, 0] = d1 * z2 - d2 * z1
     O[o, 1, 0] = d2 * z0 - d0 * z2
     O[o, 2, 0] = d0 * z1 - d1 * z0

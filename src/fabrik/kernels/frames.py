@@ -11,9 +11,12 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
-def set_frame(out, d0, d1, d2, u0, u1, u2):
-    """out <- the frame with +Y = unit (d0, d1, d2) and +Z as close as possible to (u0, u1, u2)."""
+@njit(cache=True, inline="always", error_model="numpy")
+def up_axis(d0, d1, d2, u0, u1, u2):
+    """The unit vector perpendicular to the unit bone (d0, d1, d2) closest to (u0, u1, u2): a
+    frame's +Z. When up is (anti)parallel to the bone, the coordinate axis least aligned with
+    the bone is used instead. Returns (z0, z1, z2) as scalars (no array: kernels call it in
+    hot loops)."""
     dot = u0 * d0 + u1 * d1 + u2 * d2
     z0 = u0 - dot * d0
     z1 = u1 - dot * d1
@@ -37,6 +40,13 @@ def set_frame(out, d0, d1, d2, u0, u1, u2):
     z0 /= n
     z1 /= n
     z2 /= n
+    return z0, z1, z2
+
+
+@njit(cache=True, error_model="numpy")
+def set_frame(out, d0, d1, d2, u0, u1, u2):
+    """out <- the frame with +Y = unit (d0, d1, d2) and +Z as close as possible to (u0, u1, u2)."""
+    z0, z1, z2 = up_axis(d0, d1, d2, u0, u1, u2)
     # x = y cross z
     out[0, 0] = d1 * z2 - d2 * z1
     out[1, 0] = d2 * z0 - d0 * z2
