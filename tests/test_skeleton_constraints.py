@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
+import fabrik
 import fabrik.solvers as solvers
 from fabrik.constraints import Cone, Hinge, Twist
 from fabrik.model.motion import Motion
@@ -382,3 +383,28 @@ def test_reconstruct_cli_with_humanoid_and_json_limits(tmp_path, capsys):
     assert data["results"][1]["max_limit_violation"] <= TOL_RAD
     assert main(["reconstruct", str(src), "--constraints", str(tmp_path / "missing.json")]) == 2
     assert main(["reconstruct", str(src), "--methods", "fabrik-constrained", "--frames", "0:5"]) == 2
+
+
+def test_skeleton_solution_exposes_local_rotations_swing_and_twist():
+    """extras: each joint's rotation relative to its parent's frame, as quaternions, and its
+    swing/twist angles, for every constrained skeleton method."""
+    from scipy.spatial.transform import Rotation
+
+    from fabrik import models
+    from fabrik.constraints import Cone
+
+    body = models.humanoid()
+    limited = body.with_constraints({"l_shoulder": Cone.circular(1.2), "r_shoulder": Cone.circular(1.2)})
+    rest = body.rest_positions()
+    targets = {"l_wrist": rest[body.index("l_wrist")] + [0.0, 0.2, 0.2], "head": rest[body.index("head")]}
+    for method in ("fabrik", "ccd", "jacobian-dls"):
+        sol = fabrik.solve(limited, targets=targets, method=method)
+        frames = sol.extras["frames"]
+        local = sol.extras["local_rotations"]
+        assert local.shape == (body.n_joints, 4)
+        for j in range(1, body.n_joints):
+            expected = frames[body.parents[j]].T @ frames[j]
+            np.testing.assert_allclose(Rotation.from_quat(local[j]).as_matrix(), expected, atol=1e-9)
+            swing = np.arccos(np.clip(frames[body.parents[j]][:, 1] @ frames[j][:, 1], -1, 1))
+            assert sol.extras["swing_angles"][j] == pytest.approx(swing, abs=1e-7)
+        assert np.all(np.abs(sol.extras["twist_angles"]) <= np.pi + 1e-12)

@@ -77,12 +77,18 @@ class ConstrainedExtras(Mapping):
     ``frames``, ``root_frame``, ``active_constraints`` (and ``orientation_error``) are stored;
     ``local_rotations``, ``swing_angles`` and ``twist_angles`` are computed on first access, so a
     solve does not pay for them unless they are read.
+
+    For a chain (``parents`` None) frame i belongs to bone i and is relative to frame i - 1 (frame
+    0 to ``root_frame``; the effector has no bone and gets the identity). For a skeleton
+    (``parents`` the (n,) parent indices) frame i belongs to the bone arriving at joint i and is
+    relative to its parent's frame; the root's frame is relative to the world axes.
     """
 
     _DERIVED = ("local_rotations", "swing_angles", "twist_angles")
 
-    def __init__(self, stored: dict):
+    def __init__(self, stored: dict, parents=None):
         self._data = dict(stored)
+        self._parents = parents
 
     def _derive(self) -> None:
         from scipy.spatial.transform import Rotation
@@ -90,13 +96,20 @@ class ConstrainedExtras(Mapping):
         frames = self._data["frames"]
         n = frames.shape[0]
         parents = np.empty_like(frames)
-        parents[0] = self._data["root_frame"]
-        parents[1:] = frames[:-1]
+        if self._parents is None:
+            parents[0] = self._data["root_frame"]
+            parents[1:] = frames[:-1]
+            with_bone = range(n - 1)
+        else:
+            parents[0] = np.eye(3)
+            parents[1:] = frames[self._parents[1:]]
+            with_bone = range(n)
         local = np.einsum("nji,njk->nik", parents, frames)
-        local[-1] = np.eye(3)
+        if self._parents is None:
+            local[-1] = np.eye(3)
         swing = np.arctan2(np.hypot(local[:, 0, 1], local[:, 2, 1]), local[:, 1, 1])
         twist = np.zeros(n)
-        for i in range(n - 1):
+        for i in with_bone:
             twist[i] = swing_twist(parents[i], frames[i])[1]
         for name, value in (("local_rotations", Rotation.from_matrix(local).as_quat()), ("swing_angles", swing),
                             ("twist_angles", twist)):

@@ -92,6 +92,7 @@ from fabrik.model.constraints import (
     orthonormal_frame,
     pack_limits,
 )
+from fabrik.solvers.fabrik_constrained import ConstrainedExtras
 from fabrik.solvers.registry import register
 from fabrik.solvers.result import STATUSES, Solution
 from fabrik.solvers.skeleton_fabrik import (
@@ -371,12 +372,22 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
         tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
+    return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
+
+
+def constrained_skeleton_solution(skeleton, method, positions, frames, row_active, iterations, errors, code,
+                                  target_indices) -> Solution:
+    """The ``Solution`` of a constrained skeleton solve: per-effector errors by name, and extras
+    ``frames`` (n, 3, 3), ``active_constraints`` (joint names), ``effector_error_array`` (k,) and,
+    computed when read, ``local_rotations`` / ``swing_angles`` / ``twist_angles`` relative to each
+    joint's parent frame (see ``ConstrainedExtras``)."""
     names = skeleton.names
     err = errors.tolist()
-    extras = {"frames": F, "active_constraints": [names[j] for j in np.flatnonzero(row_active).tolist()],
-              "effector_error_array": errors}
-    return Solution(out, iterations, max(err), STATUSES[code], METHOD,
-                    {names[j]: e for j, e in zip(idx.tolist(), err)}, extras)
+    extras = ConstrainedExtras({"frames": frames, "effector_error_array": errors,
+                                "active_constraints": [names[j] for j in np.flatnonzero(row_active).tolist()]},
+                               parents=np.asarray(skeleton.parents))
+    return Solution(positions, iterations, max(err), STATUSES[code], method,
+                    {names[j]: e for j, e in zip(np.asarray(target_indices).tolist(), err)}, extras)
 
 
 @register(METHOD, "skeleton")

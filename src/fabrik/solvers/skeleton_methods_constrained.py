@@ -32,9 +32,9 @@ from fabrik.kernels.skeleton_methods_constrained import (DLS, SVD_DLS, TRANSPOSE
                                                          jacobian_skeleton_constrained, refresh_active)
 from fabrik.model.constraints import as_rotation_matrix
 from fabrik.solvers.registry import register
-from fabrik.solvers.result import STATUSES, Solution
+from fabrik.solvers.result import Solution
 from fabrik.solvers.skeleton_fabrik import _writable, check_options, prepare, raise_kernel_error, skeleton_arrays
-from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays, frames_from_pose
+from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays, constrained_skeleton_solution, frames_from_pose
 from fabrik.solvers.skeleton_methods import (DEFAULT_MAX_ITER, DEFAULT_MAX_ITER_JACOBIAN, _jacobian_settings)
 
 SUFFIX = "-constrained"
@@ -82,12 +82,7 @@ def _run(method, skeleton, idx, pos, p0, frames, root, root_from_target, tol, ma
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     refresh_active(F, arrays.parents, arrays.lengths, tables.Q, tables.limits, row_active)
-    names = skeleton.names
-    err = errors.tolist()
-    extras = {"frames": F, "active_constraints": [names[j] for j in np.flatnonzero(row_active).tolist()],
-              "effector_error_array": errors}
-    return Solution(out, iterations, max(err), STATUSES[code], method,
-                    {names[j]: e for j, e in zip(idx.tolist(), err)}, extras)
+    return constrained_skeleton_solution(skeleton, method, out, F, row_active, iterations, errors, code, idx)
 
 
 def _settings(method, options, arrays):
