@@ -41,11 +41,44 @@ from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable
 from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, rotation_vector_matrix, stacked_step
+from fabrik.kernels.fabrik_skeleton_constrained import NO_PROGRESS_WINDOW
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY
 
-#: iterations without PROGRESS_FRACTION improvement of the best error before stopping
-NO_PROGRESS_WINDOW = 50
+
+
+@njit(cache=True, error_model="numpy")
+def progress_check(p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
+                   check_pose, snapshot, tol, unreachable):
+    """The stopping rules after one iteration of a constrained comparison method.
+
+    Reached within ``tol``; the best pose so far is kept, and after ``NO_PROGRESS_WINDOW``
+    iterations without a ``PROGRESS_FRACTION`` improvement of the best error the solve stops on
+    it (stalled or unreachable); the two-step pose check of the unconstrained kernels otherwise.
+    Returns (status code, or -1 to go on; err; best_err; since_best; check_pose).
+    """
+    if err <= tol:
+        return REACHED, err, best_err, since_best, check_pose
+    if err < (1.0 - PROGRESS_FRACTION) * best_err:
+        best_err = err
+        best_p[:, :] = p
+        best_F[:, :, :] = F
+        since_best = 0
+    else:
+        since_best += 1
+        if since_best >= NO_PROGRESS_WINDOW:
+            if err > best_err:
+                p[:, :] = best_p
+                F[:, :, :] = best_F
+                err = effector_errors(p, target_idx, targets, errors)
+            return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
+    if check_pose:
+        check_pose = False
+        if max_joint_move(p, snapshot) < tol:
+            return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
+    if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
+        check_pose = True
+    return -1, err, best_err, since_best, check_pose
 
 __all__ = ["ccd_skeleton_constrained", "jacobian_skeleton_constrained", "clamp_tree", "TRANSPOSE", "DLS", "SVD_DLS"]
 
@@ -274,27 +307,11 @@ def ccd_skeleton_constrained(parents, lengths, rest_dirs, reach, order, subtree_
                 p[i, c] = p[q, c] + lengths[i] * F[i, c, 1]
         err = effector_errors(p, target_idx, targets, errors)
         moved = _moved(p, before, target_idx)
-        if err <= tol:
-            return p, F, row_active, it, errors, REACHED
-        if err < (1.0 - PROGRESS_FRACTION) * best_err:
-            best_err = err
-            best_p[:, :] = p
-            best_F[:, :, :] = F
-            since_best = 0
-        else:
-            since_best += 1
-            if since_best >= NO_PROGRESS_WINDOW:
-                if err > best_err:
-                    p[:, :] = best_p
-                    F[:, :, :] = best_F
-                    err = effector_errors(p, target_idx, targets, errors)
-                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if check_pose:
-            check_pose = False
-            if max_joint_move(p, snapshot) < tol:
-                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-            check_pose = True
+        code, err, best_err, since_best, check_pose = progress_check(
+            p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
+            check_pose, snapshot, tol, unreachable)
+        if code >= 0:
+            return p, F, row_active, it, errors, code
     return p, F, row_active, it, errors, MAX_ITERATIONS
 
 
@@ -422,27 +439,11 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
         it += 1
         err = effector_errors(p, target_idx, targets, errors)
         moved = _moved(p, before, target_idx)
-        if err <= tol:
-            return p, F, row_active, it, errors, REACHED
-        if err < (1.0 - PROGRESS_FRACTION) * best_err:
-            best_err = err
-            best_p[:, :] = p
-            best_F[:, :, :] = F
-            since_best = 0
-        else:
-            since_best += 1
-            if since_best >= NO_PROGRESS_WINDOW:
-                if err > best_err:
-                    p[:, :] = best_p
-                    F[:, :, :] = best_F
-                    err = effector_errors(p, target_idx, targets, errors)
-                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if check_pose:
-            check_pose = False
-            if max_joint_move(p, snapshot) < tol:
-                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-            check_pose = True
+        code, err, best_err, since_best, check_pose = progress_check(
+            p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
+            check_pose, snapshot, tol, unreachable)
+        if code >= 0:
+            return p, F, row_active, it, errors, code
     if err <= tol:
         return p, F, row_active, it, errors, REACHED
     if it < max_iter:  # nothing to rotate
