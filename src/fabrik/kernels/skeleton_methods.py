@@ -28,6 +28,50 @@ TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
 
 
 @njit(cache=True, error_model="numpy")
+def clamped_error_vector(p, target_idx, targets, max_error_step, e_vec):
+    """e_vec (3k,) <- each effector's error ``target - p[effector]``, clamped per effector to a
+    length of at most ``max_error_step`` (Buss and Kim's clamping)."""
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        x = targets[t, 0] - p[j, 0]
+        y = targets[t, 1] - p[j, 1]
+        z = targets[t, 2] - p[j, 2]
+        r = np.sqrt(x * x + y * y + z * z)
+        s = 1.0
+        if r > max_error_step:
+            s = max_error_step / r
+        e_vec[3 * t] = s * x
+        e_vec[3 * t + 1] = s * y
+        e_vec[3 * t + 2] = s * z
+
+
+@njit(cache=True, error_model="numpy")
+def fill_stacked_jacobian(p, parents, col, target_idx, jac):
+    """jac (3k, n_cols) <- the stacked Jacobian of ball joints, one per bone: the block of effector
+    t and bone b (the bone into joint b, turning about its parent a) is -[p_e - p_a]_x, for every
+    bone b on the effector's path to the root whose column ``col[b]`` is >= 0 (others have none)."""
+    jac[:, :] = 0.0
+    for t in range(target_idx.shape[0]):
+        e = target_idx[t]
+        b = e
+        while b > 0:
+            a = parents[b]
+            c0 = col[b]
+            if c0 >= 0:
+                rx = p[e, 0] - p[a, 0]
+                ry = p[e, 1] - p[a, 1]
+                rz = p[e, 2] - p[a, 2]
+                r0 = 3 * t
+                jac[r0, c0 + 1] = rz
+                jac[r0, c0 + 2] = -ry
+                jac[r0 + 1, c0] = -rz
+                jac[r0 + 1, c0 + 2] = rx
+                jac[r0 + 2, c0] = ry
+                jac[r0 + 2, c0 + 1] = -rx
+            b = a
+
+
+@njit(cache=True, error_model="numpy")
 def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
     """One Jacobian step for a stacked system, written into ``dw`` (n_cols,).
 
@@ -348,38 +392,8 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
         prev_err = err
         if check_pose:
             snapshot[:, :] = p
-        # error vector, clamped per effector
-        for t in range(k):
-            j = target_idx[t]
-            x = targets[t, 0] - p[j, 0]
-            y = targets[t, 1] - p[j, 1]
-            z = targets[t, 2] - p[j, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            s = 1.0
-            if r > max_error_step:
-                s = max_error_step / r
-            e_vec[3 * t] = s * x
-            e_vec[3 * t + 1] = s * y
-            e_vec[3 * t + 2] = s * z
-        # Jacobian: block (t, bone c) = -[p_e - p_parent(c)]_x for e and every ancestor c of e
-        jac[:, :] = 0.0
-        for t in range(k):
-            e = target_idx[t]
-            b = e
-            while b > 0:
-                a = parents[b]
-                c0 = col[b]
-                rx = p[e, 0] - p[a, 0]
-                ry = p[e, 1] - p[a, 1]
-                rz = p[e, 2] - p[a, 2]
-                r0 = 3 * t
-                jac[r0, c0 + 1] = rz
-                jac[r0, c0 + 2] = -ry
-                jac[r0 + 1, c0] = -rz
-                jac[r0 + 1, c0 + 2] = rx
-                jac[r0 + 2, c0] = ry
-                jac[r0 + 2, c0 + 1] = -rx
-                b = a
+        clamped_error_vector(p, target_idx, targets, max_error_step, e_vec)
+        fill_stacked_jacobian(p, parents, col, target_idx, jac)
         if n_cols == 0:
             it += 1
             break

@@ -40,7 +40,8 @@ from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable
                                             max_joint_move, resolve_root)
 from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
-from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, rotation_vector_matrix, stacked_step
+from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
+                                             rotation_vector_matrix, stacked_step)
 from fabrik.kernels.fabrik_skeleton_constrained import NO_PROGRESS_WINDOW
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY
@@ -384,37 +385,8 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
         prev_err = err
         if check_pose:
             snapshot[:, :] = p
-        for t in range(k):
-            j = target_idx[t]
-            x = targets[t, 0] - p[j, 0]
-            y = targets[t, 1] - p[j, 1]
-            z = targets[t, 2] - p[j, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            s = 1.0
-            if r > max_error_step:
-                s = max_error_step / r
-            e_vec[3 * t] = s * x
-            e_vec[3 * t + 1] = s * y
-            e_vec[3 * t + 2] = s * z
-        jac[:, :] = 0.0
-        for t in range(k):
-            e = target_idx[t]
-            b = e
-            while b > 0:
-                a = parents[b]
-                c0 = col[b]
-                if c0 >= 0:
-                    rx = p[e, 0] - p[a, 0]
-                    ry = p[e, 1] - p[a, 1]
-                    rz = p[e, 2] - p[a, 2]
-                    r0 = 3 * t
-                    jac[r0, c0 + 1] = rz
-                    jac[r0, c0 + 2] = -ry
-                    jac[r0 + 1, c0] = -rz
-                    jac[r0 + 1, c0 + 2] = rx
-                    jac[r0 + 2, c0] = ry
-                    jac[r0 + 2, c0 + 1] = -rx
-                b = a
+        clamped_error_vector(p, target_idx, targets, max_error_step, e_vec)
+        fill_stacked_jacobian(p, parents, col, target_idx, jac)
         stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw)
         # desired frames: targeted bones turned by the accumulated world rotation; untargeted
         # bones keep their frame relative to their parent
