@@ -113,6 +113,32 @@ class Skeleton:
         return [int(i) for i in np.flatnonzero(counts >= 2)]
 
     @property
+    def chains(self) -> list[list[int]]:
+        """The chains between sub-bases (section 4.1 of the paper), as lists of joint indices.
+
+        Each chain starts at the root or at a sub-base and follows one of its children down to the
+        next sub-base or to a leaf (both ends included), so consecutive chains share their
+        sub-base. In depth-first order of their first bone.
+        """
+        n = self.n_joints
+        kids: list[list[int]] = [[] for _ in range(n)]
+        for i in range(1, n):
+            kids[self.parents[i]].append(i)
+        out: list[list[int]] = []
+        stack = [0]
+        while stack:
+            start = stack.pop()
+            for child in reversed(kids[start]):
+                chain = [start, child]
+                while len(kids[chain[-1]]) == 1:
+                    chain.append(kids[chain[-1]][0])
+                out.append(chain)
+                if len(kids[chain[-1]]) >= 2:
+                    stack.append(chain[-1])
+        out.sort(key=lambda c: c[1])
+        return out
+
+    @property
     def bone_lengths(self) -> np.ndarray:
         """(n,) length of the bone from each joint's parent to it (0 for the root)."""
         lengths = np.linalg.norm(self.offsets, axis=1)
