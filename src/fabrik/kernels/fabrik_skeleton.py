@@ -92,6 +92,28 @@ def resolve_root(root, root_from_target, slot, targets, scale):
 
 
 @njit(cache=True, error_model="numpy")
+def tree_setup(parents, lengths, reach, target_idx, targets, root, root_from_target):
+    """The checks and set-up every tree kernel starts with.
+
+    Returns (code, scale, slot, active, root3, unreachable): ``code`` 0, or ``BAD_INDEX`` /
+    ``BAD_ROOT`` (then nothing else is meaningful); ``scale`` the summed bone lengths (1 for a
+    skeleton without length); ``slot`` / ``active`` from ``mark_targets``; ``root3`` the fixed
+    root (``resolve_root``); ``unreachable`` whether some target is beyond its path's reach.
+    """
+    total = 0.0
+    for i in range(parents.shape[0]):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
+    slot, active, ok = mark_targets(parents, target_idx)
+    if not ok:
+        return BAD_INDEX, scale, slot, active, root.copy(), False
+    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
+    if not ok:
+        return BAD_ROOT, scale, slot, active, root3, False
+    return 0, scale, slot, active, root3, any_unreachable(target_idx, targets, root3, reach)
+
+
+@njit(cache=True, error_model="numpy")
 def effector_errors(p, target_idx, targets, errors):
     """Fill ``errors[t] = |p[target_idx[t]] - targets[t]|``; return the largest (0 for none)."""
     worst = 0.0
@@ -259,19 +281,11 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     k = target_idx.shape[0]
     p = initial.copy()
     errors = np.zeros(k)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return p, 0, errors, code
     eps = TINY * scale
-
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return p, 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return p, 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
 
     err = effector_errors(p, target_idx, targets, errors)
     if (err <= tol and p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]

@@ -73,15 +73,11 @@ from fabrik.kernels.constraints import (
     wrap_angle,
 )
 from fabrik.kernels.fabrik_skeleton import (
-    BAD_INDEX,
-    BAD_ROOT,
-    any_unreachable,
     effector_errors,
     effectors_stalled,
-    mark_targets,
     max_joint_move,
     nudge_collinear,
-    resolve_root,
+    tree_setup,
 )
 from fabrik.kernels.frames import (up_axis, 
     rotate_frame,
@@ -726,19 +722,11 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     F = initial_frames.copy()
     errors = np.zeros(k)
     row_active = np.zeros(n, dtype=np.int64)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return p, F, row_active, 0, errors, code
     eps = TINY * scale
-
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return p, F, row_active, 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return p, F, row_active, 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
 
     P3 = np.empty((1, 3, 3))
     D3 = np.empty((1, 3, 3))

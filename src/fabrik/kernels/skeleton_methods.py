@@ -19,8 +19,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
-from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable, effector_errors, mark_targets,
-                                            max_joint_move, resolve_root)
+from fabrik.kernels.fabrik_skeleton import effector_errors, max_joint_move, tree_setup
 from fabrik.kernels.vec import TINY, any_perpendicular
 
 #: ``method`` codes of ``jacobian_skeleton``.
@@ -247,18 +246,11 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     n = parents.shape[0]
     k = target_idx.shape[0]
     errors = np.zeros(k)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return initial.copy(), 0, errors, code
     eps = TINY * scale
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return initial.copy(), 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return initial.copy(), 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
     p = start_pose(initial, root3, parents, lengths, rest_dirs, eps)
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:
@@ -350,18 +342,11 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
     n = parents.shape[0]
     k = target_idx.shape[0]
     errors = np.zeros(k)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return initial.copy(), 0, errors, code
     eps = TINY * scale
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return initial.copy(), 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return initial.copy(), 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
     p = start_pose(initial, root3, parents, lengths, rest_dirs, eps)
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:

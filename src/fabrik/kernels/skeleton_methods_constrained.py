@@ -36,8 +36,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE
-from fabrik.kernels.fabrik_skeleton import (BAD_INDEX, BAD_ROOT, any_unreachable, effector_errors, mark_targets,
-                                            max_joint_move, resolve_root)
+from fabrik.kernels.fabrik_skeleton import effector_errors, max_joint_move, tree_setup
 from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
@@ -205,18 +204,11 @@ def ccd_skeleton_constrained(parents, lengths, rest_dirs, reach, order, subtree_
     k = target_idx.shape[0]
     errors = np.zeros(k)
     row_active = np.zeros(n, dtype=np.int64)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return initial.copy(), initial_frames.copy(), row_active, 0, errors, code
     eps = TINY * scale
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return initial.copy(), initial_frames.copy(), row_active, 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return initial.copy(), initial_frames.copy(), row_active, 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
     p, F = _start(initial, initial_frames, root3, parents, lengths, Q, limits, row_active)
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:
@@ -330,17 +322,10 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
     k = target_idx.shape[0]
     errors = np.zeros(k)
     row_active = np.zeros(n, dtype=np.int64)
-    total = 0.0
-    for i in range(n):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return initial.copy(), initial_frames.copy(), row_active, 0, errors, BAD_INDEX
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return initial.copy(), initial_frames.copy(), row_active, 0, errors, BAD_ROOT
-    unreachable = any_unreachable(target_idx, targets, root3, reach)
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return initial.copy(), initial_frames.copy(), row_active, 0, errors, code
     p, F = _start(initial, initial_frames, root3, parents, lengths, Q, limits, row_active)
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:
