@@ -72,7 +72,7 @@ def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1
     n = skeleton.n_joints
     t = np.arange(n_frames) / fps
     ph = 2.0 * np.pi * t / cycle_seconds
-    s, c = np.sin(ph), np.cos(ph)
+    s = np.sin(ph)
     angles = np.zeros((n_frames, n, 3))  # (Z, Y, X) degrees per joint
 
     def set_(name, z=0.0, y=0.0, x=0.0):

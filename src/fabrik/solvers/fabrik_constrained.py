@@ -163,7 +163,3 @@ def solve_fabrik_constrained(chain, target, initial, root, tol, max_iter, **opti
 
 __all__ = ["solve_fabrik_constrained", "prepare", "parse_options", "build_solution", "DEFAULT_MAX_ITER",
            "DEFAULT_ORIENTATION_TOL"]
-
-# The constrained CCD lives in its own module and reuses the helpers above; importing it here
-# registers it whenever ``fabrik.solve`` loads this module.
-import fabrik.solvers.ccd_constrained  # noqa: E402,F401
