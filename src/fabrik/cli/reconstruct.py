@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rigid-sub-bases", action="store_true",
                    help="solve FABRIK with rigid sub-bases: a joint's children at a distance turn as one body, as "
                         "under a BVH joint rotation (slower to converge where groups are coupled)")
+    p.add_argument("--no-limb-swing", action="store_true",
+                   help="start FABRIK's frames from the previous pose as it is, without first swinging each limb "
+                        "about its hip or shoulder joint towards its targets")
     p.set_defaults(func=run)
 
 
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
-                                    constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases)
+                                    constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
+                                    swing_limbs=not args.no_limb_swing)
     print(report.table())
     if args.out:
         print(f"wrote {args.out} (FABRIK reconstruction)")

@@ -134,6 +134,8 @@ class ReconstructionReport:
     #: joints given a limit, and joints the limit set could not place (``fabrik-constrained``)
     limited: tuple[str, ...] = ()
     unplaced: tuple[str, ...] = ()
+    #: the joints FABRIK swung limbs about before iterating (``swing_limbs``), empty when off
+    swing_pivots: tuple[str, ...] = ()
 
     def result(self, method: str) -> MethodResult:
         for r in self.results:
@@ -153,6 +155,7 @@ class ReconstructionReport:
             "max_iter": self.max_iter,
             "limited_joints": list(self.limited),
             "unplaced_joints": list(self.unplaced),
+            "fabrik_swing_pivots": list(self.swing_pivots),
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -170,6 +173,9 @@ class ReconstructionReport:
             lines.append(f"{r.method:<{w}}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
+        if self.swing_pivots and any(r.method == "fabrik" for r in self.results):
+            lines.append(f"fabrik: each frame starts with the limbs swung towards their targets about "
+                         f"{', '.join(self.swing_pivots)}")
         if self.limited:
             lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
                          + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
@@ -177,7 +183,8 @@ class ReconstructionReport:
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
-                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool = False):
+                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool = False,
+                swing_limbs: bool = True):
     """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
     frames for ``fabrik-constrained`` (whose frames are carried from frame to frame)."""
@@ -223,7 +230,8 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
         cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
 
         def one(f, prev):
-            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap, rigid_sub_bases)
+            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap, rigid_sub_bases,
+                                         swing_limbs)
     else:
         def one(f, prev):
             return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
@@ -258,7 +266,8 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), rigid_sub_bases: bool = False) -> ReconstructionReport:
+                unplaced: Sequence[str] = (), rigid_sub_bases: bool = False,
+                swing_limbs: bool = True) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
     Args:
@@ -276,6 +285,9 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             ``fabrik.solvers.skeleton_fabrik.rigid_groups``). Off by default: it keeps the pose
             expressible as joint rotations, but coupled groups (a chest carrying the neck and
             both arms) make FABRIK converge slowly.
+        swing_limbs: start every unconstrained FABRIK frame by swinging each limb (leg, arm,
+            head) rigidly about its hip or shoulder joint towards its targets (default True; see
+            ``fabrik.solvers.skeleton_fabrik.limb_tops``). False: plain warm start.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
             ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
             constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
@@ -361,7 +373,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     for m in methods:
         model = limited_skeleton if m.endswith(SUFFIX) else skeleton
         out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
-                                                           initial_frames, rigid_sub_bases)
+                                                           initial_frames, rigid_sub_bases, swing_limbs)
         violation = None
         if frames is not None:
             from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
@@ -376,11 +388,17 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
+    pivots = ()
+    if swing_limbs and "fabrik" in methods:
+        from fabrik.solvers.skeleton_fabrik import skeleton_arrays
+
+        tops = skeleton_arrays(skeleton).limb_tops
+        pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in tops))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
         if any(m.endswith(SUFFIX) for m in methods) else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
                                 tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
-                                limited, tuple(unplaced) if limited else ())
+                                limited, tuple(unplaced) if limited else (), pivots)
 
 
 def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
@@ -443,7 +461,7 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
                      out: str | Path | None = None, progress: bool = False, constraints=None,
-                     rigid_sub_bases: bool = False):
+                     rigid_sub_bases: bool = False, swing_limbs: bool = True):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 
@@ -469,7 +487,8 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
         initial_frames = frames_from_world_rotations(skeleton, world_rotations[0])
     report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
                          progress=progress, source=Path(path).name, constraints=limits,
-                         initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases)
+                         initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
+                         swing_limbs=swing_limbs)
     if out is not None:
         rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out, skeleton, rec)

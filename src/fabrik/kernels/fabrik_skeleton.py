@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
 from fabrik.kernels.vec import TINY, any_perpendicular
 
@@ -251,7 +252,8 @@ def effectors_stalled(p, before, target_idx, tol, err, prev_err):
 
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                    tol, max_iter, group_of, group_start, group_members, group_offsets):
+                    tol, max_iter, group_of, group_start, group_members, group_offsets, limb_tops, order,
+                    subtree_end, position):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
 
     parents (n,) int64, lengths (n,), rest_dirs (n, 3), reach (n,): the flattened tree (module
@@ -259,6 +261,11 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     initial (n, 3) the start pose (copied, never written). root (3,) the fixed root position;
     when ``root_from_target`` is True and the root joint is targeted, its target is used
     instead. tol >= 0 and max_iter >= 0 as in the chain kernel.
+
+    The start pose is first moved rigidly so that its root sits on the fixed root (as the
+    rotation-based methods start), then, when ``limb_tops`` (int64, ancestors before
+    descendants) is not empty, each limb is swung about its pivot towards its targets
+    (``swing_limbs``; ``order``, ``subtree_end``, ``position`` as in ``SkeletonArrays``).
 
     Rigid groups (``rigid_sub_bases``; none when ``group_start`` has a single entry, and then
     ``group_of`` is not read): ``group_of[j]`` is the group whose centre is joint j, or -1; group
@@ -286,20 +293,28 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     if code != 0:
         return p, 0, errors, code
     eps = TINY * scale
+    # Start where the root is: a moved root carries the whole pose with it instead of dragging
+    # the bones next to it around (which swings short pelvis and collar bones every frame).
+    for c in range(3):
+        shift = root3[c] - p[0, c]
+        for i in range(n):
+            p[i, c] += shift
+    if limb_tops.shape[0] > 0:
+        swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
 
     err = effector_errors(p, target_idx, targets, errors)
     if (err <= tol and p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
             and lengths_hold(p, parents, lengths, scale)):
         return p, 0, errors, REACHED
 
-    # Bone vectors of untargeted subtrees: their initial direction at the skeleton's length.
+    # Bone vectors of untargeted subtrees: their start direction at the skeleton's length.
     carried = np.zeros((n, 3))
     for i in range(1, n):
         if not active[i]:
             q = parents[i]
-            x = initial[i, 0] - initial[q, 0]
-            y = initial[i, 1] - initial[q, 1]
-            z = initial[i, 2] - initial[q, 2]
+            x = p[i, 0] - p[q, 0]
+            y = p[i, 1] - p[q, 1]
+            z = p[i, 2] - p[q, 2]
             r = np.sqrt(x * x + y * y + z * z)
             if r > eps:
                 s = lengths[i] / r
@@ -442,6 +457,54 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True
     return p, it, errors, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targets, eps):
+    """Turn each limb rigidly about its pivot so that it points at its targets (in place).
+
+    For every limb top t (ancestors first), t and the joints below it turn together about its
+    parent, the pivot j, by the smallest rotation taking the direction from ``p[j]`` to the
+    centroid of the limb's targeted joints onto the direction to the centroid of their targets.
+    Limbs with no target, or with either centroid within ``eps`` of the pivot, stay as they are.
+    """
+    R = np.empty((3, 3))
+    for a in range(limb_tops.shape[0]):
+        top = limb_tops[a]
+        j = parents[top]
+        cx = cy = cz = tx = ty = tz = 0.0
+        m = 0
+        for b in range(position[top], subtree_end[top]):
+            i = order[b]
+            s = slot[i]
+            if s >= 0:
+                cx += p[i, 0]
+                cy += p[i, 1]
+                cz += p[i, 2]
+                tx += targets[s, 0]
+                ty += targets[s, 1]
+                tz += targets[s, 2]
+                m += 1
+        if m == 0:
+            continue
+        cx = cx / m - p[j, 0]
+        cy = cy / m - p[j, 1]
+        cz = cz / m - p[j, 2]
+        tx = tx / m - p[j, 0]
+        ty = ty / m - p[j, 1]
+        tz = tz / m - p[j, 2]
+        nc = np.sqrt(cx * cx + cy * cy + cz * cz)
+        nt = np.sqrt(tx * tx + ty * ty + tz * tz)
+        if nc <= eps or nt <= eps:
+            continue
+        rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
+        for b in range(position[top], subtree_end[top]):
+            i = order[b]
+            x = p[i, 0] - p[j, 0]
+            y = p[i, 1] - p[j, 1]
+            z = p[i, 2] - p[j, 2]
+            for c in range(3):
+                p[i, c] = p[j, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
 
 
 @njit(cache=True, inline="always", error_model="numpy")

@@ -727,6 +727,11 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     if code != 0:
         return p, F, row_active, 0, errors, code
     eps = TINY * scale
+    # start where the root is (the pose moves with a moved root; frames are unchanged)
+    for c in range(3):
+        shift = root3[c] - p[0, c]
+        for i in range(n):
+            p[i, c] += shift
 
     P3 = np.empty((1, 3, 3))
     D3 = np.empty((1, 3, 3))

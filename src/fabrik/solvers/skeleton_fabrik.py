@@ -15,7 +15,8 @@ What the solver does (details in ``fabrik.kernels.fabrik_skeleton``):
 * branches with no target below them (e.g. fingers beyond a targeted wrist) keep their bone
   vectors: they are carried along rigidly by translation with the joint they hang from;
 * the root is fixed at ``root`` (default ``initial[0]``, or the root joint's own target when it
-  has one); bone lengths are kept exactly, zero-length bones (common in BVH files) included.
+  has one), and the start pose is first moved with it, as every method of the library starts
+  (CCD and the Jacobian methods too); bone lengths are kept exactly, zero-length bones (common in BVH files) included.
 
 The tree is flattened to arrays once per skeleton (cached on the skeleton object) and the whole
 iteration loop runs inside one compiled kernel call.
@@ -53,6 +54,7 @@ class SkeletonArrays(NamedTuple):
         rest: (n, 3) rest pose (world positions).
         index_of: joint name -> index.
         group_of, group_start, group_members, group_offsets: the rigid groups (``rigid_groups``).
+        limb_tops: (m,) int64 the top joints of the limbs (``limb_tops``), ancestors first.
     """
 
     parents: np.ndarray
@@ -68,6 +70,7 @@ class SkeletonArrays(NamedTuple):
     group_start: np.ndarray
     group_members: np.ndarray
     group_offsets: np.ndarray
+    limb_tops: np.ndarray
 
 
 #: What the kernel gets when rigid groups are off.
@@ -109,6 +112,62 @@ def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray):
         start.append(len(flat))
     return (group_of, np.array(start, dtype=np.int64), np.array(flat, dtype=np.int64),
             np.ascontiguousarray(offsets, dtype=np.float64))
+
+
+#: The largest spread of a limb's leaves, as a fraction of their distance from the pivot.
+LIMB_SPREAD = 0.5
+
+
+def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
+              max_spread: float = LIMB_SPREAD) -> np.ndarray:
+    """The limbs a tracker swings (``swing_limbs``), from the tree and the rest pose.
+
+    A *branch* leaves the root or a joint with several children and runs down while each joint
+    has one child (a leg from the pelvis to the toe, an arm from the chest to the wrist, a
+    finger from the wrist). The branch is a *limb* when the leaves below it sit close together
+    compared with their distance from the pivot (spread at most ``max_spread`` times that
+    distance): a leg, an arm with its hand, a head. A spine carrying both arms and the head is
+    not. The limb's *top* is the joint at the far end of the branch's longest bone, and the
+    limb (the top and everything below it) swings about the top's parent, the *pivot*: the hip
+    or shoulder joint, past any short or zero-length pelvis and collar bones, which thus do not
+    swing.
+
+    Returns the tops as an int64 array in increasing index order (ancestors first, since
+    ``parents[i] < i``); the pivots are ``parents[tops]``. Empty for a skeleton without branches.
+    """
+    n = parents.shape[0]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[int(parents[i])].append(i)
+    leaves: list[list[int]] = [[] for _ in range(n)]
+    for j in range(n - 1, -1, -1):
+        leaves[j] = [j] if not children[j] else [x for c in children[j] for x in leaves[c]]
+    tops: set[int] = set()
+    for branch_point in range(n):
+        if branch_point != 0 and len(children[branch_point]) < 2:
+            continue
+        for first in children[branch_point]:
+            path = [first]
+            while len(children[path[-1]]) == 1:
+                path.append(children[path[-1]][0])
+            longest = max(path, key=lambda j: lengths[j])  # the first of equals
+            if lengths[longest] <= 0.0:
+                continue
+            pivot = int(parents[longest])
+            ends = rest[leaves[first]]
+            reach = float(np.linalg.norm(ends.mean(axis=0) - rest[pivot]))
+            spread = float(np.linalg.norm(ends[:, None, :] - ends[None, :, :], axis=2).max())
+            if reach > 0.0 and spread <= max_spread * reach:
+                tops.add(longest)
+    return np.array(sorted(tops), dtype=np.int64)
+
+
+#: What the kernel gets when limbs do not swing.
+_NO_LIMBS = np.zeros(0, dtype=np.int64)
+
+
+def _limbs(arrays: "SkeletonArrays", swing_limbs: bool):
+    return (arrays.limb_tops if swing_limbs else _NO_LIMBS, arrays.order, arrays.subtree_end, arrays.position)
 
 
 def _groups(arrays: "SkeletonArrays", rigid_sub_bases: bool):
@@ -163,7 +222,8 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
             stack.append((child, False))
     rest = np.array(skeleton.rest_positions(), dtype=np.float64, order="C")
     arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
-                            {name: i for i, name in enumerate(skeleton.names)}, *rigid_groups(parents, lengths, rest))
+                            {name: i for i, name in enumerate(skeleton.names)}, *rigid_groups(parents, lengths, rest),
+                            limb_tops(parents, lengths, rest))
     object.__setattr__(skeleton, _CACHE_ATTR, arrays)
     return arrays
 
@@ -267,7 +327,7 @@ def _writable(value, dtype) -> np.ndarray:
 
 @register("fabrik", "skeleton")
 def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAULT_TOL, max_iter=None,
-                          rigid_sub_bases: bool = False, **options) -> Solution:
+                          rigid_sub_bases: bool = False, swing_limbs: bool = False, **options) -> Solution:
     """Multi-end-effector FABRIK (sections 4.1, 4.2).
 
     Args:
@@ -284,6 +344,11 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
             as they do under a BVH joint's rotation (see ``rigid_groups``); the sub-base still
             goes to the centroid of its branches' (now rigid) proposals. Use it for skeletons
             from motion capture, whose poses must stay expressible as joint rotations.
+        swing_limbs: False (default): start from ``initial`` (moved with the root). True: first
+            swing every limb (leg, arm, head; see ``limb_tops``) rigidly about its hip or
+            shoulder joint so that it points at its targets, then iterate. A warm start for
+            tracking: limbs keep their shape from the previous frame and turn from the proximal
+            joint, as legs and arms do, where plain FABRIK bends the distal bones most.
 
     Returns:
         ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
@@ -294,7 +359,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *_groups(arrays, bool(rigid_sub_bases)))
+        *_groups(arrays, bool(rigid_sub_bases)), *_limbs(arrays, bool(swing_limbs)))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
@@ -302,7 +367,8 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
 
 
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
-                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool = False) -> Solution:
+                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool = False,
+                          swing_limbs: bool = False) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
     Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
@@ -316,7 +382,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         root: (3,) fixed root position, or None: the target of the root joint if index 0 is
             targeted, else ``initial[0]``.
         tol: absolute tolerance (model units) on every effector's error; max_iter: the cap.
-        rigid_sub_bases: as for ``solve_fabrik_skeleton``.
+        rigid_sub_bases, swing_limbs: as for ``solve_fabrik_skeleton``.
 
     Returns:
         ``Solution`` as from ``solve``; ``effector_errors`` is keyed by joint name, and
@@ -350,7 +416,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter), *_groups(arrays, rigid_sub_bases))
+        float(tol), int(max_iter), *_groups(arrays, rigid_sub_bases), *_limbs(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -359,5 +425,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops",
            "target_arrays", "DEFAULT_MAX_ITER"]
