@@ -83,7 +83,7 @@ def test_sample_walk_reconstruction_report():
     np.testing.assert_allclose(r.positions[:, 0], truth[:, 0], atol=1e-9)  # the root is pinned
     assert r.mean_effector_error < 1e-3 * h
     assert 0 <= r.median_error <= r.p95_error and r.median_error_rel == pytest.approx(r.median_error / h)
-    assert r.mean_iterations >= 1 and r.frames_per_second > 0
+    assert r.mean_iterations >= 0 and r.frames_per_second > 0  # the limb swing alone may reach a frame
     payload = report.to_json()
     assert JSON_KEYS <= set(payload["results"][0])
     json.dumps(payload)

@@ -70,6 +70,11 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
     dist = np.sqrt((target[0] - root[0]) ** 2 + (target[1] - root[1]) ** 2 + (target[2] - root[2]) ** 2)
 
     _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d)
+    if planar:
+        # snap the start frames onto the plane as every iteration does (a transported start frame
+        # can come out with +Z flipped)
+        for i in range(n):
+            planarise(frames[i])
     err = np.sqrt((p[last, 0] - target[0]) ** 2 + (p[last, 1] - target[1]) ** 2 + (p[last, 2] - target[2]) ** 2)
     oerr = orientation_error(frames[last - 1], target_rot) if oriented else 0.0
     if err <= tol and oerr <= orientation_tol:
