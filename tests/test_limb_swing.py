@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 import fabrik
 from fabrik.solvers.skeleton_fabrik import limb_tops, skeleton_arrays, solve_skeleton_arrays
@@ -128,3 +129,45 @@ def test_reconstruct_reports_the_swing_pivots_and_can_turn_them_off():
     assert on.to_json()["fabrik_swing_pivots"] == list(on.swing_pivots)
     assert "swung" in on.table() and "swung" not in off.table()
     assert not np.array_equal(on.result("fabrik").positions, off.result("fabrik").positions)
+
+
+def test_limb_groups_find_a_hands_members_through_zero_length_joints():
+    sk = cmu_style_skeleton()
+    group_of, start, members, offsets, in_group = skeleton_arrays(sk).limb_groups
+    assert [sk.names[c] for c in np.flatnonzero(group_of >= 0)] == ["l_wrist"]
+    assert sorted(sk.names[m] for m in members) == ["l_fingers", "l_thumb_end"]
+    g = group_of[sk.index("l_wrist")]
+    assert {sk.names[j] for j in np.flatnonzero(in_group == g)} == {"l_fingers", "l_thumb", "l_thumb_end"}
+    # pelvis, spine and chest are not inside a limb: the Mixamo-style pelvis skeleton has no limb group
+    assert (skeleton_arrays(pelvis_skeleton()).limb_groups[0] < 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000))
+def test_rigid_hands_keep_their_shape_and_reach_posed_targets(seed):
+    sk = cmu_style_skeleton()
+    rng = np.random.default_rng(seed)
+    start, goal_pose = posed(sk, rng, 0.3), posed(sk, rng, 0.3)
+    # a rigid hand: the finger and thumb turn with the wrist, as in the pose the targets come from
+    hand = [sk.index(x) for x in ("l_wrist", "l_fingers", "l_thumb_end")]
+    for pose in (start, goal_pose):
+        rest = sk.rest_positions()
+        r, _ = Rotation.align_vectors(pose[hand[1:]] - pose[hand[0]], rest[hand[1:]] - rest[hand[0]])
+        pose[hand[1:]] = pose[hand[0]] + r.apply(rest[hand[1:]] - rest[hand[0]])
+        pose[sk.index("l_fingers_end")] = pose[hand[1]] + r.apply(rest[sk.index("l_fingers_end")] - rest[hand[1]])
+    leaves = np.array(sk.leaves)
+    sol = solve_skeleton_arrays(sk, leaves, goal_pose[leaves], start, goal_pose[0], 1e-4, 3000, "limbs", True)
+    p = sol.positions
+    assert np.isfinite(p).all()
+    bones = np.linalg.norm(p[1:] - p[sk.parents[1:]], axis=1)
+    np.testing.assert_allclose(bones, sk.bone_lengths[1:], atol=1e-9)
+    rest = sk.rest_positions()
+    got, want = p[hand[1:]] - p[hand[0]], rest[hand[1:]] - rest[hand[0]]
+    np.testing.assert_allclose(got @ got.T, want @ want.T, atol=1e-9)
+    assert sol.status in ("reached", "stalled", "max_iterations")
+
+
+def test_unknown_rigid_mode_is_rejected():
+    sk = pelvis_skeleton()
+    with pytest.raises(ValueError, match="rigid_sub_bases"):
+        fabrik.solve(sk, targets={"l_hand": [0.5, 1.2, 0.0]}, rigid_sub_bases="hands")

@@ -53,7 +53,7 @@ def test_children_on_zero_length_bones_form_no_group():
     offsets = np.array([[0, 1, 0], [0, 0, 0], [0.1, -0.1, 0], [0, 0, 0], [-0.1, -0.1, 0], [0, 0, 0], [0, 0.2, 0.0]])
     lengths = np.linalg.norm(offsets, axis=1)
     lengths[0] = 0
-    group_of, start, members, _ = rigid_groups(parents, lengths, np.cumsum(offsets, axis=0))
+    group_of, start, members, _, _ = rigid_groups(parents, lengths, np.cumsum(offsets, axis=0))
     assert start.shape == (1,) and members.size == 0
 
 

@@ -136,6 +136,8 @@ class ReconstructionReport:
     unplaced: tuple[str, ...] = ()
     #: the joints FABRIK swung limbs about before iterating (``swing_limbs``), empty when off
     swing_pivots: tuple[str, ...] = ()
+    #: the centres of FABRIK's rigid groups (``rigid_sub_bases``), empty when none
+    rigid_centres: tuple[str, ...] = ()
 
     def result(self, method: str) -> MethodResult:
         for r in self.results:
@@ -156,6 +158,7 @@ class ReconstructionReport:
             "limited_joints": list(self.limited),
             "unplaced_joints": list(self.unplaced),
             "fabrik_swing_pivots": list(self.swing_pivots),
+            "fabrik_rigid_centres": list(self.rigid_centres),
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -176,6 +179,8 @@ class ReconstructionReport:
         if self.swing_pivots and any(r.method == "fabrik" for r in self.results):
             lines.append(f"fabrik: each frame starts with the limbs swung towards their targets about "
                          f"{', '.join(self.swing_pivots)}")
+        if self.rigid_centres and any(r.method == "fabrik" for r in self.results):
+            lines.append(f"fabrik: rigid sub-bases at {', '.join(self.rigid_centres)}")
         if self.limited:
             lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
                          + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
@@ -183,7 +188,7 @@ class ReconstructionReport:
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
-                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool = False,
+                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "limbs",
                 swing_limbs: bool = True):
     """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
@@ -266,7 +271,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), rigid_sub_bases: bool = False,
+                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "limbs",
                 swing_limbs: bool = True) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
@@ -280,11 +285,12 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         max_iter: iteration cap per frame; default each method's own.
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
-        rigid_sub_bases: solve unconstrained FABRIK with rigid sub-bases (a joint's children at a
-            distance turn as one body, as under a BVH joint's rotation; see
-            ``fabrik.solvers.skeleton_fabrik.rigid_groups``). Off by default: it keeps the pose
-            expressible as joint rotations, but coupled groups (a chest carrying the neck and
-            both arms) make FABRIK converge slowly.
+        rigid_sub_bases: which sub-bases unconstrained FABRIK keeps rigid (their children turn
+            as one body; see ``fabrik.solvers.skeleton_fabrik.rigid_groups``): ``"limbs"``
+            (default) those inside limbs, such as a hand carrying fingers and thumb; True every
+            joint's children at a distance, as under a BVH joint's rotation (coupled groups, a
+            chest carrying the neck and both arms, make FABRIK converge slowly); False none,
+            the paper's sub-bases.
         swing_limbs: start every unconstrained FABRIK frame by swinging each limb (leg, arm,
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
             ``fabrik.solvers.skeleton_fabrik.limb_tops``). False: plain warm start.
@@ -388,17 +394,20 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
-    pivots = ()
-    if swing_limbs and "fabrik" in methods:
-        from fabrik.solvers.skeleton_fabrik import skeleton_arrays
+    pivots, centres = (), ()
+    if "fabrik" in methods:
+        from fabrik.solvers.skeleton_fabrik import rigid_group_arrays, skeleton_arrays
 
-        tops = skeleton_arrays(skeleton).limb_tops
-        pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in tops))
+        arrays = skeleton_arrays(skeleton)
+        if swing_limbs:
+            pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in arrays.limb_tops))
+        group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
+        centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
         if any(m.endswith(SUFFIX) for m in methods) else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
                                 tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
-                                limited, tuple(unplaced) if limited else (), pivots)
+                                limited, tuple(unplaced) if limited else (), pivots, centres)
 
 
 def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
@@ -461,7 +470,7 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
                      out: str | Path | None = None, progress: bool = False, constraints=None,
-                     rigid_sub_bases: bool = False, swing_limbs: bool = True):
+                     rigid_sub_bases: bool | str = "limbs", swing_limbs: bool = True):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 

@@ -252,7 +252,7 @@ def effectors_stalled(p, before, target_idx, tol, err, prev_err):
 
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                    tol, max_iter, group_of, group_start, group_members, group_offsets, limb_tops, order,
+                    tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, limb_tops, order,
                     subtree_end, position):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
 
@@ -269,8 +269,10 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
 
     Rigid groups (``rigid_sub_bases``; none when ``group_start`` has a single entry, and then
     ``group_of`` is not read): ``group_of[j]`` is the group whose centre is joint j, or -1; group
-    g's members are ``group_members[group_start[g]:group_start[g + 1]]``, children of the centre,
-    with rest offsets ``group_offsets`` from it. Members move as one rigid body about their
+    g's members are ``group_members[group_start[g]:group_start[g + 1]]``, children of the centre
+    or joined to it through zero-length joints, with rest offsets ``group_offsets`` from it;
+    ``in_group[j]`` the group whose member j is or which j lies inside (a zero-length joint
+    between centre and member), else -1. Members move as one rigid body about their
     centre: in the forward stage the centre goes to the centroid of all its proposals, each
     targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
     and its other children proposing as usual; in the backward stage every member is put at
@@ -332,9 +334,11 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     dst = np.empty((max(group_members.shape[0], 1), 3))
     for g in range(n_groups):
         m = 0
+        centre = group_members[group_start[g]]
+        while group_of[centre] != g:
+            centre = parents[centre]
         for idx in range(group_start[g], group_start[g + 1]):
             member = group_members[idx]
-            centre = parents[member]
             for c in range(3):
                 src[m, c] = group_offsets[idx, c]
                 dst[m, c] = p[member, c] - p[centre, c]
@@ -389,8 +393,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 1] = proposal_sum[i, 1] * w
                 p[i, 2] = proposal_sum[i, 2] * w
             q = parents[i]
-            if n_groups > 0 and group_of[q] >= 0 and active_members[group_of[q]] >= 2 and is_member(
-                    i, group_of[q], group_start, group_members):
+            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2:
                 continue  # a rigid member proposes through its group's fit at the centre
             x = p[q, 0] - p[i, 0]
             y = p[q, 1] - p[i, 1]
@@ -505,15 +508,6 @@ def swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targe
             z = p[i, 2] - p[j, 2]
             for c in range(3):
                 p[i, c] = p[j, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def is_member(joint, g, group_start, group_members):
-    """True when ``joint`` is a member of rigid group g."""
-    for idx in range(group_start[g], group_start[g + 1]):
-        if group_members[idx] == joint:
-            return True
-    return False
 
 
 @njit(cache=True, error_model="numpy")

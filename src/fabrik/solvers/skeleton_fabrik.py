@@ -53,7 +53,9 @@ class SkeletonArrays(NamedTuple):
         position: (n,) int64 the place of each joint in ``order``.
         rest: (n, 3) rest pose (world positions).
         index_of: joint name -> index.
-        group_of, group_start, group_members, group_offsets: the rigid groups (``rigid_groups``).
+        group_of, group_start, group_members, group_offsets, in_group: the rigid groups
+            (``rigid_groups``) of ``rigid_sub_bases=True``.
+        limb_groups: the same five arrays for ``rigid_sub_bases="limbs"`` (``limb_groups``).
         limb_tops: (m,) int64 the top joints of the limbs (``limb_tops``), ancestors first.
     """
 
@@ -70,48 +72,94 @@ class SkeletonArrays(NamedTuple):
     group_start: np.ndarray
     group_members: np.ndarray
     group_offsets: np.ndarray
+    in_group: np.ndarray
     limb_tops: np.ndarray
+    limb_groups: tuple
 
 
 #: What the kernel gets when rigid groups are off.
 _NO_GROUPS = (np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64),
-              np.zeros((0, 3)))
+              np.zeros((0, 3)), np.full(1, -1, dtype=np.int64))
 
 
-def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray):
+def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, centres=None):
     """The rigid groups of a skeleton: joints with two or more children at a distance.
 
     In a BVH skeleton a joint's rotation turns all its children together, so children joined to
     it by bones of non-zero length keep their rest shape relative to each other: a pelvis with
     both thighs and the spine hanging from one joint, a chest with the neck and both collarbones.
-    Such a joint is the centre of a rigid group whose members are those children. Children on
-    zero-length bones are not members: in BVH files they carry rotations of their own (the CMU
-    files hang each limb from the pelvis through one), so each moves as a free branch.
+    Such a joint is the centre of a rigid group whose members are those children.
 
-    Returns (group_of (n,), group_start (G+1,), group_members (m,), group_offsets (m, 3)), or the
-    empty set when the skeleton has no group.
+    ``centres`` None (``rigid_sub_bases=True``): every such joint is a centre, and children on
+    zero-length bones are not members: in BVH files they carry rotations of their own (the CMU
+    files hang each limb from the pelvis through one), so each moves as a free branch. Given a
+    sequence of joints (``rigid_sub_bases="limbs"``: the sub-bases inside limbs, see
+    ``limb_groups``), only those are centres, and members are looked for through zero-length
+    joints too: a CMU hand hangs its finger and thumb from the wrist through zero-length joints.
+
+    Returns (group_of (n,), group_start (G+1,), group_members (m,), group_offsets (m, 3),
+    in_group (n,)): ``group_of[c]`` the group centred on joint c or -1; group g's members
+    ``group_members[group_start[g]:group_start[g + 1]]`` with rest offsets from the centre;
+    ``in_group[j]`` the group that joint j is a member of, or lies between a centre and its
+    members (a zero-length joint), else -1. The empty set when the skeleton has no group.
     """
     n = parents.shape[0]
     eps = 1e-12 * max(float(lengths.sum()), 1e-300)
-    members: dict[int, list[int]] = {}
+    children: list[list[int]] = [[] for _ in range(n)]
     for i in range(1, n):
-        if lengths[i] > eps:
-            members.setdefault(int(parents[i]), []).append(i)
-    centres = [c for c in sorted(members) if len(members[c]) >= 2]
-    if not centres:
+        children[int(parents[i])].append(i)
+    follow_zero = centres is not None
+    candidates = range(n) if centres is None else sorted(int(c) for c in centres)
+    found: list[tuple[int, list[int], list[int]]] = []
+    covered: set[int] = set()
+    for c in candidates:
+        if c in covered:  # a zero-length joint already inside an ancestor's group
+            continue
+        members: list[int] = []
+        between: list[int] = []
+        stack = list(children[c])
+        while stack:
+            j = stack.pop(0)
+            if lengths[j] > eps:
+                members.append(j)
+            elif follow_zero:
+                between.append(j)
+                stack.extend(children[j])
+        if len(members) >= 2:
+            found.append((c, members, between))
+            covered.update(between)
+    if not found:
         return _NO_GROUPS
     group_of = np.full(n, -1, dtype=np.int64)
+    in_group = np.full(n, -1, dtype=np.int64)
     start = [0]
     flat: list[int] = []
     offsets = []
-    for g, c in enumerate(centres):
+    for g, (c, members, between) in enumerate(found):
         group_of[c] = g
-        for k in members[c]:
+        for k in members:
             flat.append(k)
             offsets.append(rest[k] - rest[c])
+            in_group[k] = g
+        for k in between:
+            in_group[k] = g
         start.append(len(flat))
     return (group_of, np.array(start, dtype=np.int64), np.array(flat, dtype=np.int64),
-            np.ascontiguousarray(offsets, dtype=np.float64))
+            np.ascontiguousarray(offsets, dtype=np.float64), in_group)
+
+
+def limb_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, tops: np.ndarray):
+    """``rigid_groups`` centred on the sub-bases inside limbs (below a limb top, see
+    ``limb_tops``): a hand whose fingers leave one joint, a foot with several toes. Their
+    members are found through zero-length joints. Spine, chest and pelvis stay free."""
+    n = parents.shape[0]
+    inside = np.zeros(n, dtype=bool)
+    top_set = {int(t) for t in tops}
+    for j in range(1, n):
+        inside[j] = j in top_set or inside[parents[j]]
+    n_children = np.bincount(parents[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
+    centres = [j for j in range(n) if inside[j] and n_children[j] >= 1]
+    return rigid_groups(parents, lengths, rest, centres)
 
 
 #: The largest spread of a limb's leaves, as a fraction of their distance from the pivot.
@@ -170,10 +218,19 @@ def _limbs(arrays: "SkeletonArrays", swing_limbs: bool):
     return (arrays.limb_tops if swing_limbs else _NO_LIMBS, arrays.order, arrays.subtree_end, arrays.position)
 
 
-def _groups(arrays: "SkeletonArrays", rigid_sub_bases: bool):
-    if rigid_sub_bases:
-        return arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets
-    return _NO_GROUPS
+#: The values ``rigid_sub_bases`` takes.
+RIGID_MODES = (False, True, "limbs")
+
+
+def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
+    """The five group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``)."""
+    if rigid_sub_bases is True:
+        return arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group
+    if rigid_sub_bases == "limbs":
+        return arrays.limb_groups
+    if rigid_sub_bases is False:
+        return _NO_GROUPS
+    raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
 
 
 _CACHE_ATTR = "_fabrik_skeleton_arrays"
@@ -221,9 +278,10 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
         for child in reversed(children[joint]):
             stack.append((child, False))
     rest = np.array(skeleton.rest_positions(), dtype=np.float64, order="C")
+    tops = limb_tops(parents, lengths, rest)
     arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
                             {name: i for i, name in enumerate(skeleton.names)}, *rigid_groups(parents, lengths, rest),
-                            limb_tops(parents, lengths, rest))
+                            tops, limb_groups(parents, lengths, rest, tops))
     object.__setattr__(skeleton, _CACHE_ATTR, arrays)
     return arrays
 
@@ -327,7 +385,7 @@ def _writable(value, dtype) -> np.ndarray:
 
 @register("fabrik", "skeleton")
 def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAULT_TOL, max_iter=None,
-                          rigid_sub_bases: bool = False, swing_limbs: bool = False, **options) -> Solution:
+                          rigid_sub_bases: bool | str = False, swing_limbs: bool = False, **options) -> Solution:
     """Multi-end-effector FABRIK (sections 4.1, 4.2).
 
     Args:
@@ -344,6 +402,9 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
             as they do under a BVH joint's rotation (see ``rigid_groups``); the sub-base still
             goes to the centroid of its branches' (now rigid) proposals. Use it for skeletons
             from motion capture, whose poses must stay expressible as joint rotations.
+            ``"limbs"``: only the sub-bases inside limbs are rigid (a hand's palm carrying the
+            fingers and thumb, a foot with several toes; see ``limb_groups``), their members
+            found through zero-length joints; pelvis, spine and chest stay free.
         swing_limbs: False (default): start from ``initial`` (moved with the root). True: first
             swing every limb (leg, arm, head; see ``limb_tops``) rigidly about its hip or
             shoulder joint so that it points at its targets, then iterate. A warm start for
@@ -359,7 +420,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *_groups(arrays, bool(rigid_sub_bases)), *_limbs(arrays, bool(swing_limbs)))
+        *rigid_group_arrays(arrays, rigid_sub_bases), *_limbs(arrays, bool(swing_limbs)))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
@@ -367,7 +428,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
 
 
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
-                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool = False,
+                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = False,
                           swing_limbs: bool = False) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
@@ -416,7 +477,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter), *_groups(arrays, rigid_sub_bases), *_limbs(arrays, swing_limbs))
+        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *_limbs(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -425,5 +486,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]
