@@ -171,3 +171,30 @@ def test_unknown_rigid_mode_is_rejected():
     sk = pelvis_skeleton()
     with pytest.raises(ValueError, match="rigid_sub_bases"):
         fabrik.solve(sk, targets={"l_hand": [0.5, 1.2, 0.0]}, rigid_sub_bases="hands")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.2, 1.2))
+def test_constrained_swing_never_violates_a_limit(seed, half_angle):
+    from fabrik.solvers.skeleton_fabrik_constrained import limit_violations, solve_skeleton_constrained_arrays
+
+    base = cmu_style_skeleton()
+    limits = {name: fabrik.Cone(half_angle, half_angle, half_angle, half_angle)
+              for name in base.names if base.children(base.index(name))}
+    sk = base.with_constraints(limits)
+    rng = np.random.default_rng(seed)
+    start, goal_pose = posed(base, rng, 0.3), posed(base, rng, 0.3)
+    leaves = np.array(sk.leaves)
+    sol = solve_skeleton_constrained_arrays(sk, leaves, goal_pose[leaves], start, root=goal_pose[0], tol=1e-4,
+                                            max_iter=300, swing_limbs=True)
+    p = sol.positions
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p[0], goal_pose[0], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(p[1:] - p[sk.parents[1:]], axis=1), sk.bone_lengths[1:], atol=1e-9)
+    assert limit_violations(sk, p, sol.extras["frames"]).max() <= 1e-9
+
+
+def test_constrained_solve_takes_the_swing_option():
+    sk = pelvis_skeleton().with_constraints({"l_up": fabrik.Cone(1.0, 1.0, 1.0, 1.0)})
+    sol = fabrik.solve(sk, targets={"l_foot": [0.2, 0.3, 0.3]}, method="fabrik-constrained", swing_limbs=True)
+    assert np.isfinite(sol.positions).all()

@@ -134,7 +134,8 @@ class ReconstructionReport:
     #: joints given a limit, and joints the limit set could not place (``fabrik-constrained``)
     limited: tuple[str, ...] = ()
     unplaced: tuple[str, ...] = ()
-    #: the joints FABRIK swung limbs about before iterating (``swing_limbs``), empty when off
+    #: the joints FABRIK (and fabrik-constrained) swung limbs about before iterating
+    #: (``swing_limbs``), empty when off
     swing_pivots: tuple[str, ...] = ()
     #: the centres of FABRIK's rigid groups (``rigid_sub_bases``), empty when none
     rigid_centres: tuple[str, ...] = ()
@@ -176,8 +177,8 @@ class ReconstructionReport:
             lines.append(f"{r.method:<{w}}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
-        if self.swing_pivots and any(r.method == "fabrik" for r in self.results):
-            lines.append(f"fabrik: each frame starts with the limbs swung towards their targets about "
+        if self.swing_pivots and any(r.method.startswith("fabrik") for r in self.results):
+            lines.append(f"fabrik rows: each frame starts with the limbs swung towards their targets about "
                          f"{', '.join(self.swing_pivots)}")
         if self.rigid_centres and any(r.method == "fabrik" for r in self.results):
             lines.append(f"fabrik: rigid sub-bases at {', '.join(self.rigid_centres)}")
@@ -218,7 +219,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 
             def solve_frame(f, prev):
                 return solve_skeleton_constrained_arrays(skeleton, eff, targets_all[f], prev, state["frames"],
-                                                         roots[f], tol, cap)
+                                                         roots[f], tol, cap, swing_limbs=swing_limbs)
         else:
             def solve_frame(f, prev):
                 return solve_constrained_arrays(method, skeleton, eff, targets_all[f], prev, state["frames"],
@@ -291,7 +292,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             joint's children at a distance, as under a BVH joint's rotation (coupled groups, a
             chest carrying the neck and both arms, make FABRIK converge slowly); False none,
             the paper's sub-bases.
-        swing_limbs: start every unconstrained FABRIK frame by swinging each limb (leg, arm,
+        swing_limbs: start every FABRIK frame (constrained too) by swinging each limb (leg, arm,
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
             ``fabrik.solvers.skeleton_fabrik.limb_tops``). False: plain warm start.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
@@ -395,14 +396,15 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
     pivots, centres = (), ()
-    if "fabrik" in methods:
+    if "fabrik" in methods or CONSTRAINED_METHOD in methods:
         from fabrik.solvers.skeleton_fabrik import rigid_group_arrays, skeleton_arrays
 
         arrays = skeleton_arrays(skeleton)
         if swing_limbs:
             pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in arrays.limb_tops))
-        group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
-        centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
+        if "fabrik" in methods:
+            group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
+            centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
         if any(m.endswith(SUFFIX) for m in methods) else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),

@@ -467,47 +467,60 @@ def swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targe
     """Turn each limb rigidly about its pivot so that it points at its targets (in place).
 
     For every limb top t (ancestors first), t and the joints below it turn together about its
-    parent, the pivot j, by the smallest rotation taking the direction from ``p[j]`` to the
-    centroid of the limb's targeted joints onto the direction to the centroid of their targets.
-    Limbs with no target, or with either centroid within ``eps`` of the pivot, stay as they are.
+    parent, the pivot j, by ``limb_rotation``. Limbs with no target, or with either centroid
+    within ``eps`` of the pivot, stay as they are.
     """
     R = np.empty((3, 3))
     for a in range(limb_tops.shape[0]):
         top = limb_tops[a]
-        j = parents[top]
-        cx = cy = cz = tx = ty = tz = 0.0
-        m = 0
-        for b in range(position[top], subtree_end[top]):
-            i = order[b]
-            s = slot[i]
-            if s >= 0:
-                cx += p[i, 0]
-                cy += p[i, 1]
-                cz += p[i, 2]
-                tx += targets[s, 0]
-                ty += targets[s, 1]
-                tz += targets[s, 2]
-                m += 1
-        if m == 0:
-            continue
-        cx = cx / m - p[j, 0]
-        cy = cy / m - p[j, 1]
-        cz = cz / m - p[j, 2]
-        tx = tx / m - p[j, 0]
-        ty = ty / m - p[j, 1]
-        tz = tz / m - p[j, 2]
-        nc = np.sqrt(cx * cx + cy * cy + cz * cz)
-        nt = np.sqrt(tx * tx + ty * ty + tz * tz)
-        if nc <= eps or nt <= eps:
-            continue
-        rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
-        for b in range(position[top], subtree_end[top]):
-            i = order[b]
-            x = p[i, 0] - p[j, 0]
-            y = p[i, 1] - p[j, 1]
-            z = p[i, 2] - p[j, 2]
-            for c in range(3):
-                p[i, c] = p[j, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
+        if limb_rotation(R, p, top, parents[top], order, subtree_end, position, slot, targets, eps):
+            rotate_subtree(p, top, parents[top], order, subtree_end, position, R)
+
+
+@njit(cache=True, error_model="numpy")
+def limb_rotation(R, p, top, pivot, order, subtree_end, position, slot, targets, eps):
+    """R <- the smallest rotation taking the direction from ``p[pivot]`` to the centroid of the
+    targeted joints at or below ``top`` onto the direction to the centroid of their targets.
+    False (R untouched) when there is no such joint or either centroid is within ``eps``."""
+    cx = cy = cz = tx = ty = tz = 0.0
+    m = 0
+    for b in range(position[top], subtree_end[top]):
+        i = order[b]
+        s = slot[i]
+        if s >= 0:
+            cx += p[i, 0]
+            cy += p[i, 1]
+            cz += p[i, 2]
+            tx += targets[s, 0]
+            ty += targets[s, 1]
+            tz += targets[s, 2]
+            m += 1
+    if m == 0:
+        return False
+    cx = cx / m - p[pivot, 0]
+    cy = cy / m - p[pivot, 1]
+    cz = cz / m - p[pivot, 2]
+    tx = tx / m - p[pivot, 0]
+    ty = ty / m - p[pivot, 1]
+    tz = tz / m - p[pivot, 2]
+    nc = np.sqrt(cx * cx + cy * cy + cz * cz)
+    nt = np.sqrt(tx * tx + ty * ty + tz * tz)
+    if nc <= eps or nt <= eps:
+        return False
+    rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
+    """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
+    for b in range(position[top], subtree_end[top]):
+        i = order[b]
+        x = p[i, 0] - p[pivot, 0]
+        y = p[i, 1] - p[pivot, 1]
+        z = p[i, 2] - p[pivot, 2]
+        for c in range(3):
+            p[i, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
 
 
 @njit(cache=True, error_model="numpy")

@@ -75,8 +75,10 @@ from fabrik.kernels.constraints import (
 from fabrik.kernels.fabrik_skeleton import (
     effector_errors,
     effectors_stalled,
+    limb_rotation,
     max_joint_move,
     nudge_collinear,
+    rotate_subtree,
     tree_setup,
 )
 from fabrik.kernels.frames import (up_axis, 
@@ -699,7 +701,8 @@ def _save_best(best_p, best_F, best_active, best_errors, p, F, row_active, error
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, circ, hcs, own_start, own_list,
                                 target_idx,
-                                targets, initial, initial_frames, root, root_from_target, root_fixed, tol, max_iter):
+                                targets, initial, initial_frames, root, root_from_target, root_fixed, tol, max_iter,
+                                limb_tops, order, subtree_end, position):
     """Solve a skeleton with joint limits for several targets.
 
     Args: the flattened tree and limit tables (module docstring; ``circ`` (n, 2) holds (cos,
@@ -710,7 +713,10 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     joint indices and targets (k, 3); initial (n, 3) start pose and initial_frames (n, 3, 3) its
     frames (both copied, never written); root (3,) the fixed root position (a target on the root
     joint replaces it when ``root_from_target``); root_fixed: keep the root frame
-    ``initial_frames[0]`` instead of refitting it; tol >= 0; max_iter >= 0.
+    ``initial_frames[0]`` instead of refitting it; tol >= 0; max_iter >= 0. ``limb_tops`` (with
+    ``order``, ``subtree_end``, ``position`` as in ``SkeletonArrays``): limbs swung towards their
+    targets before the first iteration, their frames turned with them (none when empty; see
+    ``fabrik.kernels.fabrik_skeleton.swing_limbs``).
 
     Returns (positions (n, 3), frames (n, 3, 3), row_active (n,) int64 (1 where a limit of that
     joint is on its boundary in the returned pose), iterations, errors (k,), status). A negative
@@ -732,6 +738,18 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
         shift = root3[c] - p[0, c]
         for i in range(n):
             p[i, c] += shift
+    if limb_tops.shape[0] > 0:
+        Rs = np.empty((3, 3))
+        Fs = np.empty((3, 3))
+        for a in range(limb_tops.shape[0]):
+            top = limb_tops[a]
+            pivot = parents[top]
+            if limb_rotation(Rs, p, top, pivot, order, subtree_end, position, slot, targets, eps):
+                rotate_subtree(p, top, pivot, order, subtree_end, position, Rs)
+                for b in range(position[top], subtree_end[top]):
+                    i = order[b]
+                    rotate_frame(Fs, F[i], Rs)
+                    F[i, :, :] = Fs
 
     P3 = np.empty((1, 3, 3))
     D3 = np.empty((1, 3, 3))

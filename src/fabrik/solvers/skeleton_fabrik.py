@@ -214,7 +214,8 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
 _NO_LIMBS = np.zeros(0, dtype=np.int64)
 
 
-def _limbs(arrays: "SkeletonArrays", swing_limbs: bool):
+def limb_arrays(arrays: "SkeletonArrays", swing_limbs: bool):
+    """The limb arrays the kernels get: (limb tops or none, order, subtree_end, position)."""
     return (arrays.limb_tops if swing_limbs else _NO_LIMBS, arrays.order, arrays.subtree_end, arrays.position)
 
 
@@ -420,7 +421,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *rigid_group_arrays(arrays, rigid_sub_bases), *_limbs(arrays, bool(swing_limbs)))
+        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, bool(swing_limbs)))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
@@ -477,7 +478,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *_limbs(arrays, swing_limbs))
+        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -486,5 +487,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]

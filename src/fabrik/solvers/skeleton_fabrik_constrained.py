@@ -62,6 +62,8 @@ Method options
 solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
 ``root_rotation``: the root orientation to hold (scipy Rotation, (x, y, z, w) quaternion or 3x3
 matrix), or ``"free"`` (refitted every iteration); default: held at the initial frames' root.
+``swing_limbs``: True to swing each limb and its frames about its hip or shoulder joint towards
+its targets before the first iteration, as for method ``"fabrik"``; default False.
 
 Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (names, in skeleton order, of the
 joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,).
@@ -99,6 +101,7 @@ from fabrik.solvers.skeleton_fabrik import (
     _CACHE_ATTR as _ARRAYS_ATTR,
     DEFAULT_MAX_ITER,
     _writable,
+    limb_arrays,
     check_options,
     prepare,
     raise_kernel_error,
@@ -108,7 +111,7 @@ from fabrik.solvers.skeleton_fabrik import (
 METHOD = "fabrik-constrained"
 #: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
 REST_UP_SWITCH = math.radians(25.0)
-_OPTIONS = ("initial_frames", "root_rotation")
+_OPTIONS = ("initial_frames", "root_rotation", "swing_limbs")
 
 
 class ConstrainedSkeletonArrays(NamedTuple):
@@ -356,7 +359,8 @@ def _root_option(value) -> tuple[np.ndarray | None, bool]:
     return as_rotation_matrix(value, "root_rotation"), False
 
 
-def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter):
+def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
+         swing_limbs=False):
     arrays = getattr(skeleton, _ARRAYS_ATTR, None) or skeleton_arrays(skeleton)
     tables = _CACHE.get(skeleton) or constrained_arrays(skeleton)
     if frames is None:
@@ -369,7 +373,8 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     out, F, row_active, iterations, errors, code = fabrik_skeleton_constrained(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, tables.circ,
         tables.hcs, tables.own_start,
-        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter))
+        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter),
+        *limb_arrays(arrays, bool(swing_limbs)))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
@@ -416,17 +421,19 @@ def solve_fabrik_skeleton_constrained(skeleton, targets, initial=None, root=None
         frames = _check_frames(frames, skeleton.n_joints)
     root_matrix, free_root = _root_option(options.get("root_rotation"))
     return _run(skeleton, indices, positions, initial, frames, _writable(root, np.float64), root_from_target,
-                root_matrix, free_root, tol, DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+                root_matrix, free_root, tol, DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
+                options.get("swing_limbs", False))
 
 
 def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions, initial, initial_frames=None,
-                                      root=None, tol=1e-3, max_iter=DEFAULT_MAX_ITER, root_rotation=None) -> Solution:
+                                      root=None, tol=1e-3, max_iter=DEFAULT_MAX_ITER, root_rotation=None,
+                                      swing_limbs: bool = False) -> Solution:
     """Constrained skeleton FABRIK on arrays, for per-frame loops (light checks only).
 
     Args as ``fabrik.solvers.skeleton_fabrik.solve_skeleton_arrays``, plus ``initial_frames``
     (n, 3, 3) (default derived from ``initial``; pass the previous ``extras["frames"]`` when
-    tracking) and ``root_rotation`` (held root orientation, or ``"free"``; default: held at
-    ``initial_frames[0]``).
+    tracking), ``root_rotation`` (held root orientation, or ``"free"``; default: held at
+    ``initial_frames[0]``) and ``swing_limbs`` (module docstring).
     """
     arrays = skeleton_arrays(skeleton)
     n = arrays.parents.shape[0]
@@ -456,7 +463,8 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
             and (frames is None or math.isfinite(frames.sum()))):
         raise ValueError("target_positions, initial, initial_frames and root must be finite (found NaN or inf)")
     root_matrix, free_root = _root_option(root_rotation)
-    return _run(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter)
+    return _run(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter,
+                swing_limbs)
 
 
 __all__ = ["solve_fabrik_skeleton_constrained", "solve_skeleton_constrained_arrays", "constrained_arrays",
