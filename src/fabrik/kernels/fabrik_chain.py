@@ -13,39 +13,6 @@ from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABL
 
 
 @njit(cache=True, error_model="numpy")
-def is_collinear_with_target(p, target, scale):
-    """True when every joint and the target lie on one line (the singularity of section 5.4)."""
-    n = p.shape[0]
-    best = 0.0
-    u = np.zeros(3)
-    for i in range(1, n + 1):
-        if i < n:
-            r = dist3(p, i, p, 0)
-        else:
-            r = dist3v(p, 0, target)
-        if r > best:
-            best = r
-            for k in range(3):
-                u[k] = (target[k] if i == n else p[i, k]) - p[0, k]
-    if best <= TINY * scale:
-        return True
-    for k in range(3):
-        u[k] /= best
-    eps2 = (1e-9 * scale) ** 2
-    for i in range(1, n + 1):
-        along = 0.0
-        for k in range(3):
-            along += ((target[k] if i == n else p[i, k]) - p[0, k]) * u[k]
-        perp2 = 0.0
-        for k in range(3):
-            x = (target[k] if i == n else p[i, k]) - p[0, k] - along * u[k]
-            perp2 += x * x
-        if perp2 > eps2:
-            return False
-    return True
-
-
-@njit(cache=True, error_model="numpy")
 def bend_chain(p, target, bone_lengths, scale, fallback):
     """Bend a stuck chain by a small angle (section 5.4), in place.
 
