@@ -171,6 +171,23 @@ def bend(p, target, scale):
     rotate_tail(p, j, j + 1, axis, np.cos(BEND_ANGLE), np.sin(BEND_ANGLE))
 
 
+#: ``bend_or_stop``'s answer when it bent the chain and the solve goes on.
+BENT = -1
+
+
+@njit(cache=True, error_model="numpy")
+def bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends):
+    """What a rotation-based chain solver does when its effector stalls: a chain lying straight
+    on the line to a target it can still get closer to is bent (``bend``, at most three times;
+    returns ``BENT``); otherwise the status to stop with, ``UNREACHABLE`` when the target is
+    beyond the chain's reach or inside its inner reach, else ``STALLED``."""
+    if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
+            and is_collinear_with_target(p, target, scale)):
+        bend(p, target, scale)
+        return BENT
+    return UNREACHABLE if (unreachable or inside_inner_reach) else STALLED
+
+
 @njit(cache=True, error_model="numpy")
 def ccd_sweep(p, target, scale):
     """One CCD iteration in place: joints n-2 .. 0, each turning the effector towards the target."""
@@ -256,11 +273,10 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
         if err <= tol:
             return p, it, err, REACHED
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
-                    and is_collinear_with_target(p, target, scale)):
-                bend(p, target, scale)
+            verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
+            if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
                 continue
-            return p, it, err, (UNREACHABLE if (unreachable or inside_inner_reach) else STALLED)
+            return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

@@ -17,11 +17,10 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import (bend, chain_scale, is_collinear_with_target, rotate_tail_vec,
-                                start_pose)
+from fabrik.kernels.ccd import BENT, bend_or_stop, chain_scale, rotate_tail_vec, start_pose
 from fabrik.kernels.vec import dist3v
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, effector_stalled
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
 
@@ -332,11 +331,10 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
         if err <= tol:
             return p, it, err, REACHED
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
-                    and is_collinear_with_target(p, target, scale)):
-                bend(p, target, scale)
+            verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
+            if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
                 continue
-            return p, it, err, (UNREACHABLE if (unreachable or inside_inner_reach) else STALLED)
+            return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS
