@@ -33,7 +33,7 @@ division is made by a distance below ``TINY * scale``. Status codes follow
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
 from fabrik.kernels.vec import TINY, any_perpendicular
@@ -363,12 +363,8 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     nudges = 0
     it = 0
     while it < max_iter:
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
         for a in range(n_active):
             i = active_list[a]

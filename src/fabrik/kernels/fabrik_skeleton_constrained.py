@@ -89,7 +89,7 @@ from fabrik.kernels.frames import (up_axis,
     twist_about_y,
     twist_between,
 )
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
 from fabrik.kernels.vec import TINY
 
 #: Iterations without the largest effector error falling by ``PROGRESS_FRACTION`` of its value
@@ -798,12 +798,8 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
     since_progress = 0
     it = 0
     while it < max_iter:
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         for a in range(n_active):
             i = active_list[a]
             proposal_count[i] = 0

@@ -18,7 +18,7 @@ first). Status codes and the stopping rules are those of ``fabrik_skeleton``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
 from fabrik.kernels.fabrik_skeleton import effector_errors, max_joint_move, tree_setup
 from fabrik.kernels.vec import TINY, any_perpendicular
 
@@ -262,12 +262,8 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     check_pose = False
     it = 0
     while it < max_iter:
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         for t in range(k):
             e = target_idx[t]
             if e == 0:
@@ -371,12 +367,8 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
     damp2 = damping * damping
     it = 0
     while it < max_iter:
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         clamped_error_vector(p, target_idx, targets, max_error_step, e_vec)
         fill_stacked_jacobian(p, parents, col, target_idx, jac)
         if n_cols == 0:

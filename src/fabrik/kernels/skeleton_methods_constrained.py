@@ -42,7 +42,7 @@ from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
                                              rotation_vector_matrix, stacked_step)
 from fabrik.kernels.fabrik_skeleton_constrained import NO_PROGRESS_WINDOW
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
 from fabrik.kernels.vec import TINY
 
 
@@ -229,12 +229,8 @@ def ccd_skeleton_constrained(parents, lengths, rest_dirs, reach, order, subtree_
     check_pose = False
     it = 0
     while it < max_iter:
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         for t in range(k):
             e = target_idx[t]
             if e == 0:
@@ -364,12 +360,8 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
     while it < max_iter:
         if n_cols == 0:
             break
-        for t in range(k):
-            for c in range(3):
-                before[t, c] = p[target_idx[t], c]
+        remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        if check_pose:
-            snapshot[:, :] = p
         clamped_error_vector(p, target_idx, targets, max_error_step, e_vec)
         fill_stacked_jacobian(p, parents, col, target_idx, jac)
         stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw)

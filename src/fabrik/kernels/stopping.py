@@ -24,3 +24,15 @@ def effector_stalled(p, last, px, py, pz, tol, err, prev_err):
     my = p[last, 1] - py
     mz = p[last, 2] - pz
     return mx * mx + my * my + mz * mz < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def remember_pose(p, target_idx, before, snapshot, check_pose):
+    """The start of a tree kernel's iteration: copy the effectors' positions into ``before``
+    (k, 3) for the no-progress test, and the whole pose ``p`` (n, 3) into ``snapshot`` while a
+    stall is being confirmed (``check_pose``)."""
+    for t in range(target_idx.shape[0]):
+        for c in range(3):
+            before[t, c] = p[target_idx[t], c]
+    if check_pose:
+        snapshot[:, :] = p
