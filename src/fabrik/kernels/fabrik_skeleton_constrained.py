@@ -81,13 +81,15 @@ from fabrik.kernels.fabrik_skeleton import (
     rotate_subtree,
     tree_setup,
 )
-from fabrik.kernels.frames import (up_axis, 
+from fabrik.kernels.frames import (
     rotate_frame,
     rotation_between,
     set_frame,
     transport,
+    transported_z,
     twist_about_y,
     twist_between,
+    up_axis,
 )
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
 from fabrik.kernels.vec import TINY
@@ -106,36 +108,12 @@ _COS_MIN_BEND = float(np.cos(HINGE_ALIGN_MIN_BEND))
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _tr(O, o, F, j, d0, d1, d2):
-    """``fabrik.kernels.frames.transport`` (same arithmetic), inlined for the hot loops and read
-    by index (array views cost reference counting): O[o] (3, 3) <- F[j] turned by the smallest
+    """``fabrik.kernels.frames.transport`` (the same ``transported_z``), inlined for the hot loops
+    and read by index (array views cost reference counting): O[o] (3, 3) <- F[j] turned by the smallest
     rotation taking its +Y onto the unit (d0, d1, d2). O may be F and o may be j (every read of
     F[j] precedes the writes)."""
-    a0 = F[j, 0, 1]
-    a1 = F[j, 1, 1]
-    a2 = F[j, 2, 1]
-    c = a0 * d0 + a1 * d1 + a2 * d2
-    w0 = F[j, 0, 2]
-    w1 = F[j, 1, 2]
-    w2 = F[j, 2, 2]
-    if 1.0 + c < 1e-8:
-        x0 = F[j, 0, 0]
-        x1 = F[j, 1, 0]
-        x2 = F[j, 2, 0]
-        t = 2.0 * (x0 * w0 + x1 * w1 + x2 * w2)
-        u0 = t * x0 - w0
-        u1 = t * x1 - w1
-        u2 = t * x2 - w2
-    else:
-        v0 = a1 * d2 - a2 * d1
-        v1 = a2 * d0 - a0 * d2
-        v2 = a0 * d1 - a1 * d0
-        c0 = v1 * w2 - v2 * w1
-        c1 = v2 * w0 - v0 * w2
-        c2 = v0 * w1 - v1 * w0
-        k = 1.0 / (1.0 + c)
-        u0 = w0 + c0 + k * (v1 * c2 - v2 * c1)
-        u1 = w1 + c1 + k * (v2 * c0 - v0 * c2)
-        u2 = w2 + c2 + k * (v0 * c1 - v1 * c0)
+    u0, u1, u2 = transported_z(F[j, 0, 0], F[j, 1, 0], F[j, 2, 0], F[j, 0, 1], F[j, 1, 1], F[j, 2, 1],
+                               F[j, 0, 2], F[j, 1, 2], F[j, 2, 2], d0, d1, d2)
     z0, z1, z2 = up_axis(d0, d1, d2, u0, u1, u2)
     O[o, 0, 0] = d1 * z2 - d2 * z1
     O[o, 1, 0] = d2 * z0 - d0 * z2

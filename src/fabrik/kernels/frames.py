@@ -66,34 +66,30 @@ def transport(out, P, d0, d1, d2):
     ``out`` may be ``P``. For exactly opposite directions (within 1e-8) the half turn about P's +X
     is used, so the result is always defined.
     """
-    a0 = P[0, 1]
-    a1 = P[1, 1]
-    a2 = P[2, 1]
-    c = a0 * d0 + a1 * d1 + a2 * d2
-    w0 = P[0, 2]
-    w1 = P[1, 2]
-    w2 = P[2, 2]
-    if 1.0 + c < 1e-8:
-        x0 = P[0, 0]
-        x1 = P[1, 0]
-        x2 = P[2, 0]
-        s = 2.0 * (x0 * w0 + x1 * w1 + x2 * w2)
-        u0 = s * x0 - w0
-        u1 = s * x1 - w1
-        u2 = s * x2 - w2
-    else:
-        # Rodrigues with v = a x d: R w = w + v x w + v x (v x w) / (1 + c)
-        v0 = a1 * d2 - a2 * d1
-        v1 = a2 * d0 - a0 * d2
-        v2 = a0 * d1 - a1 * d0
-        c0 = v1 * w2 - v2 * w1
-        c1 = v2 * w0 - v0 * w2
-        c2 = v0 * w1 - v1 * w0
-        k = 1.0 / (1.0 + c)
-        u0 = w0 + c0 + k * (v1 * c2 - v2 * c1)
-        u1 = w1 + c1 + k * (v2 * c0 - v0 * c2)
-        u2 = w2 + c2 + k * (v0 * c1 - v1 * c0)
+    u0, u1, u2 = transported_z(P[0, 0], P[1, 0], P[2, 0], P[0, 1], P[1, 1], P[2, 1], P[0, 2], P[1, 2], P[2, 2],
+                               d0, d1, d2)
     set_frame(out, d0, d1, d2, u0, u1, u2)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def transported_z(x0, x1, x2, a0, a1, a2, w0, w1, w2, d0, d1, d2):
+    """The +Z axis (w) of a frame with axes x, a (+Y), w, turned by the smallest rotation taking
+    a onto the unit d; for exactly opposite a and d (within 1e-8) the half turn about x. The
+    arithmetic of ``transport``, on scalars so that hot loops can read frames by index."""
+    c = a0 * d0 + a1 * d1 + a2 * d2
+    if 1.0 + c < 1e-8:
+        s = 2.0 * (x0 * w0 + x1 * w1 + x2 * w2)
+        return s * x0 - w0, s * x1 - w1, s * x2 - w2
+    # Rodrigues with v = a x d: R w = w + v x w + v x (v x w) / (1 + c)
+    v0 = a1 * d2 - a2 * d1
+    v1 = a2 * d0 - a0 * d2
+    v2 = a0 * d1 - a1 * d0
+    c0 = v1 * w2 - v2 * w1
+    c1 = v2 * w0 - v0 * w2
+    c2 = v0 * w1 - v1 * w0
+    k = 1.0 / (1.0 + c)
+    return (w0 + c0 + k * (v1 * c2 - v2 * c1), w1 + c1 + k * (v2 * c0 - v0 * c2),
+            w2 + c2 + k * (v0 * c1 - v1 * c0))
 
 
 @njit(cache=True, error_model="numpy")
