@@ -9,7 +9,7 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
 
 @njit(cache=True, error_model="numpy")
@@ -155,12 +155,3 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     return p, it, err, MAX_ITERATIONS
 
 
-@njit(cache=True, error_model="numpy")
-def max_joint_move(p, q):
-    """The largest distance a joint moved between poses q and p, both (n, 3)."""
-    best = 0.0
-    for i in range(p.shape[0]):
-        r = dist3(p, i, q, i)
-        if r > best:
-            best = r
-    return best

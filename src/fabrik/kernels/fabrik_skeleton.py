@@ -33,7 +33,15 @@ division is made by a distance below ``TINY * scale``. Status codes follow
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
+from fabrik.kernels.stopping import (
+    MAX_ITERATIONS,
+    PROGRESS_FRACTION,
+    REACHED,
+    STALLED,
+    UNREACHABLE,
+    max_joint_move,
+    remember_pose,
+)
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
 from fabrik.kernels.vec import TINY, any_perpendicular
@@ -153,20 +161,6 @@ def any_unreachable(target_idx, targets, root, reach):
         if np.sqrt(d) > reach[target_idx[t]] * (1.0 + 1e-12) + 1e-300:
             return True
     return False
-
-
-@njit(cache=True, error_model="numpy")
-def max_joint_move(p, q):
-    """The largest distance any joint moved between poses ``q`` and ``p``, both (n, 3)."""
-    best = 0.0
-    for i in range(p.shape[0]):
-        x = p[i, 0] - q[i, 0]
-        y = p[i, 1] - q[i, 1]
-        z = p[i, 2] - q[i, 2]
-        d = x * x + y * y + z * z
-        if d > best:
-            best = d
-    return np.sqrt(best)
 
 
 @njit(cache=True, error_model="numpy")

@@ -76,7 +76,6 @@ from fabrik.kernels.fabrik_skeleton import (
     effector_errors,
     effectors_stalled,
     limb_rotation,
-    max_joint_move,
     nudge_collinear,
     rotate_subtree,
     tree_setup,
@@ -91,7 +90,15 @@ from fabrik.kernels.frames import (
     twist_between,
     up_axis,
 )
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
+from fabrik.kernels.stopping import (
+    MAX_ITERATIONS,
+    PROGRESS_FRACTION,
+    REACHED,
+    STALLED,
+    UNREACHABLE,
+    max_joint_move,
+    remember_pose,
+)
 from fabrik.kernels.vec import TINY
 
 #: Iterations without the largest effector error falling by ``PROGRESS_FRACTION`` of its value

@@ -18,8 +18,8 @@ first). Status codes and the stopping rules are those of ``fabrik_skeleton``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
-from fabrik.kernels.fabrik_skeleton import effector_errors, max_joint_move, tree_setup
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
+from fabrik.kernels.fabrik_skeleton import effector_errors, tree_setup
 from fabrik.kernels.vec import TINY, any_perpendicular
 
 #: ``method`` codes of ``jacobian_skeleton``.
@@ -299,14 +299,11 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
         if err <= tol:
             break
-        if check_pose:
-            check_pose = False
-            if max_joint_move(p, snapshot) < tol:
-                rebuild_lengths(p, parents, lengths, rest_dirs, eps)
-                err = effector_errors(p, target_idx, targets, errors)
-                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-            check_pose = True
+        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        if stalled:
+            rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+            err = effector_errors(p, target_idx, targets, errors)
+            return p, it, errors, (UNREACHABLE if unreachable else STALLED)
     rebuild_lengths(p, parents, lengths, rest_dirs, eps)
     err = effector_errors(p, target_idx, targets, errors)
     return p, it, errors, (REACHED if err <= tol else MAX_ITERATIONS)
@@ -400,14 +397,11 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
         if err <= tol:
             break
-        if check_pose:
-            check_pose = False
-            if max_joint_move(p, snapshot) < tol:
-                rebuild_lengths(p, parents, lengths, rest_dirs, eps)
-                err = effector_errors(p, target_idx, targets, errors)
-                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-            check_pose = True
+        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        if stalled:
+            rebuild_lengths(p, parents, lengths, rest_dirs, eps)
+            err = effector_errors(p, target_idx, targets, errors)
+            return p, it, errors, (UNREACHABLE if unreachable else STALLED)
     rebuild_lengths(p, parents, lengths, rest_dirs, eps)
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:

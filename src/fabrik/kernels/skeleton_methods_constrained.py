@@ -36,13 +36,21 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE
-from fabrik.kernels.fabrik_skeleton import effector_errors, max_joint_move, tree_setup
+from fabrik.kernels.fabrik_skeleton import effector_errors, tree_setup
 from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
                                              rotation_vector_matrix, stacked_step)
 from fabrik.kernels.fabrik_skeleton_constrained import NO_PROGRESS_WINDOW
-from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, remember_pose
+from fabrik.kernels.stopping import (
+    MAX_ITERATIONS,
+    PROGRESS_FRACTION,
+    REACHED,
+    STALLED,
+    UNREACHABLE,
+    pose_check,
+    remember_pose,
+)
 from fabrik.kernels.vec import TINY
 
 
@@ -72,12 +80,9 @@ def progress_check(p, F, best_p, best_F, target_idx, targets, errors, err, prev_
                 F[:, :, :] = best_F
                 err = effector_errors(p, target_idx, targets, errors)
             return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
-    if check_pose:
-        check_pose = False
-        if max_joint_move(p, snapshot) < tol:
-            return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
-    if moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err:
-        check_pose = True
+    stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+    if stalled:
+        return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
     return -1, err, best_err, since_best, check_pose
 
 __all__ = ["ccd_skeleton_constrained", "jacobian_skeleton_constrained", "clamp_tree", "TRANSPOSE", "DLS", "SVD_DLS"]

@@ -6,6 +6,7 @@ error fell by less than ``PROGRESS_FRACTION`` of itself; kernels may confirm it 
 then checks that no joint moves by ``tol`` in the next iteration) before stopping.
 """
 
+import numpy as np
 from numba import njit
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
@@ -36,3 +37,29 @@ def remember_pose(p, target_idx, before, snapshot, check_pose):
             before[t, c] = p[target_idx[t], c]
     if check_pose:
         snapshot[:, :] = p
+
+
+@njit(cache=True, error_model="numpy")
+def max_joint_move(p, q):
+    """The largest distance any joint moved between poses ``q`` and ``p``, both (n, 3)."""
+    best = 0.0
+    for i in range(p.shape[0]):
+        x = p[i, 0] - q[i, 0]
+        y = p[i, 1] - q[i, 1]
+        z = p[i, 2] - q[i, 2]
+        d = x * x + y * y + z * z
+        if d > best:
+            best = d
+    return np.sqrt(best)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def pose_check(p, snapshot, moved, err, prev_err, tol, check_pose):
+    """The two-step no-progress test of the tree kernels, after an iteration whose effectors
+    moved ``moved`` at most. Returns (stalled, check_pose): stalled when the pose was being
+    checked (``check_pose``) and no joint moved by ``tol`` since ``snapshot``; ``check_pose``
+    for the next iteration when the effectors moved less than ``tol`` and the error ``err`` fell
+    by less than ``PROGRESS_FRACTION`` of ``prev_err``."""
+    if check_pose and max_joint_move(p, snapshot) < tol:
+        return True, False
+    return False, moved < tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
