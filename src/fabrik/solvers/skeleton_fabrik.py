@@ -428,6 +428,34 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     return Solution(out, iterations, max(err), STATUSES[code], "fabrik", dict(zip(names, err)))
 
 
+def array_inputs(n: int, target_indices, target_positions, initial, root):
+    """The light checks of the per-frame array interfaces (``solve_skeleton_arrays`` and the
+    constrained ones) for a skeleton of n joints. Returns (indices (k,) int64, targets (k, 3),
+    initial (n, 3), root (3,), root_from_target), all writable and C-contiguous; ``root`` None
+    gives ``initial[0]`` with ``root_from_target`` True. ValueError names a wrong shape or a
+    non-finite value."""
+    idx = _writable(target_indices, np.int64)
+    pos = _writable(target_positions, np.float64)
+    p0 = _writable(initial, np.float64)
+    k = idx.shape[0] if idx.ndim == 1 else -1
+    if k < 1 or pos.shape != (k, 3):
+        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
+                         f"got {idx.shape} and {pos.shape}")
+    if p0.shape != (n, 3):
+        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
+    if root is None:
+        root_from_target = True
+        r = p0[0].copy()
+    else:
+        root_from_target = False
+        r = _writable(root, np.float64)
+        if r.shape != (3,):
+            raise ValueError(f"root must have shape (3,), got {r.shape}")
+    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())):
+        raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
+    return idx, pos, p0, r, root_from_target
+
+
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
                           max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = False,
                           swing_limbs: bool = False) -> Solution:
@@ -456,26 +484,8 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
             repeated or out-of-range indices, an explicit root that conflicts with a root target.
     """
     arrays = getattr(skeleton, _CACHE_ATTR, None) or skeleton_arrays(skeleton)
-    n = arrays.parents.shape[0]
-    idx = _writable(target_indices, np.int64)
-    pos = _writable(target_positions, np.float64)
-    p0 = _writable(initial, np.float64)
-    k = idx.shape[0] if idx.ndim == 1 else -1
-    if k < 1 or pos.shape != (k, 3):
-        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
-                         f"got {idx.shape} and {pos.shape}")
-    if p0.shape != (n, 3):
-        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
-    if root is None:
-        root_from_target = True
-        r = p0[0].copy()
-    else:
-        root_from_target = False
-        r = _writable(root, np.float64)
-        if r.shape != (3,):
-            raise ValueError(f"root must have shape (3,), got {r.shape}")
-    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())):
-        raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
+    idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
+                                                     initial, root)
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
         float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs))
@@ -487,5 +497,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]

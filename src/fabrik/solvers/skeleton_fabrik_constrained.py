@@ -101,6 +101,7 @@ from fabrik.solvers.skeleton_fabrik import (
     _CACHE_ATTR as _ARRAYS_ATTR,
     DEFAULT_MAX_ITER,
     _writable,
+    array_inputs,
     limb_arrays,
     check_options,
     prepare,
@@ -435,33 +436,15 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
     tracking), ``root_rotation`` (held root orientation, or ``"free"``; default: held at
     ``initial_frames[0]``) and ``swing_limbs`` (module docstring).
     """
-    arrays = skeleton_arrays(skeleton)
-    n = arrays.parents.shape[0]
-    idx = _writable(target_indices, np.int64)
-    pos = _writable(target_positions, np.float64)
-    p0 = _writable(initial, np.float64)
-    k = idx.shape[0] if idx.ndim == 1 else -1
-    if k < 1 or pos.shape != (k, 3):
-        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
-                         f"got {idx.shape} and {pos.shape}")
-    if p0.shape != (n, 3):
-        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
+    n = skeleton_arrays(skeleton).parents.shape[0]
+    idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
     frames = None
     if initial_frames is not None:
         frames = _writable(initial_frames, np.float64)
         if frames.shape != (n, 3, 3):
             raise ValueError(f"initial_frames must have shape ({n}, 3, 3), got {frames.shape}")
-    if root is None:
-        root_from_target = True
-        r = p0[0].copy()
-    else:
-        root_from_target = False
-        r = _writable(root, np.float64)
-        if r.shape != (3,):
-            raise ValueError(f"root must have shape (3,), got {r.shape}")
-    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())
-            and (frames is None or math.isfinite(frames.sum()))):
-        raise ValueError("target_positions, initial, initial_frames and root must be finite (found NaN or inf)")
+        if not math.isfinite(frames.sum()):
+            raise ValueError("initial_frames must be finite (found NaN or inf)")
     root_matrix, free_root = _root_option(root_rotation)
     return _run(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter,
                 swing_limbs)

@@ -24,8 +24,6 @@ the joints whose limit is on its boundary), ``effector_error_array`` (k,).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fabrik.kernels.skeleton_methods_constrained import (DLS, SVD_DLS, TRANSPOSE, ccd_skeleton_constrained,
@@ -33,7 +31,8 @@ from fabrik.kernels.skeleton_methods_constrained import (DLS, SVD_DLS, TRANSPOSE
 from fabrik.model.constraints import as_rotation_matrix
 from fabrik.solvers.registry import register
 from fabrik.solvers.result import Solution
-from fabrik.solvers.skeleton_fabrik import _writable, check_options, prepare, raise_kernel_error, skeleton_arrays
+from fabrik.solvers.skeleton_fabrik import (_writable, array_inputs, check_options, prepare, raise_kernel_error,
+                                           skeleton_arrays)
 from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays, constrained_skeleton_solution, frames_from_pose
 from fabrik.solvers.skeleton_methods import (DEFAULT_MAX_ITER, DEFAULT_MAX_ITER_JACOBIAN, _jacobian_settings)
 
@@ -128,27 +127,11 @@ def solve_constrained_arrays(method, skeleton, target_indices, target_positions,
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     arrays = skeleton_arrays(skeleton)
-    n = arrays.parents.shape[0]
-    idx = _writable(target_indices, np.int64)
-    pos = _writable(target_positions, np.float64)
-    p0 = _writable(initial, np.float64)
-    k = idx.shape[0] if idx.ndim == 1 else -1
-    if k < 1 or pos.shape != (k, 3):
-        raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
-                         f"got {idx.shape} and {pos.shape}")
-    if p0.shape != (n, 3):
-        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {p0.shape}")
+    idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
+                                                     initial, root)
     root_rotation = options.pop("root_rotation", None)
     settings = _settings(method, options, arrays)
     frames = _frames(skeleton, p0, initial_frames, root_rotation)
-    if root is None:
-        root_from_target, r = True, p0[0].copy()
-    else:
-        root_from_target, r = False, _writable(root, np.float64)
-        if r.shape != (3,):
-            raise ValueError(f"root must have shape (3,), got {r.shape}")
-    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())):
-        raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     return _run(method, skeleton, idx, pos, p0, frames, r, root_from_target, tol, max_iter, settings)
 
 
