@@ -14,7 +14,7 @@ for them is about the z axis, so they stay planar.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, off_line2
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 
@@ -142,11 +142,7 @@ def is_collinear_with_target(p, target, scale):
             vx = target[0] - p[0, 0]
             vy = target[1] - p[0, 1]
             vz = target[2] - p[0, 2]
-        along = vx * fx + vy * fy + vz * fz
-        ox = vx - along * fx
-        oy = vy - along * fy
-        oz = vz - along * fz
-        if ox * ox + oy * oy + oz * oz > eps2:
+        if off_line2(vx, vy, vz, fx, fy, fz) > eps2:
             return False
     return True
 

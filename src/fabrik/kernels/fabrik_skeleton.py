@@ -44,7 +44,7 @@ from fabrik.kernels.stopping import (
 )
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
-from fabrik.kernels.vec import TINY, any_perpendicular
+from fabrik.kernels.vec import TINY, any_perpendicular, off_line2
 
 #: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
 RIGID_FIT_STEPS = 2
@@ -200,26 +200,13 @@ def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol,
         shortest = scale
         j = e
         while j >= 0 and straight:
-            along = 0.0
-            for c in range(3):
-                along += (p[j, c] - p[0, c]) * u[c]
-            perp2 = 0.0
-            for c in range(3):
-                d = p[j, c] - p[0, c] - along * u[c]
-                perp2 += d * d
-            if perp2 > eps2:
+            if off_line2(p[j, 0] - p[0, 0], p[j, 1] - p[0, 1], p[j, 2] - p[0, 2], u[0], u[1], u[2]) > eps2:
                 straight = False
             if j > 0 and 0.0 < lengths[j] < shortest:
                 shortest = lengths[j]
             j = parents[j]
-        along = 0.0
-        for c in range(3):
-            along += (targets[t, c] - p[0, c]) * u[c]
-        perp2 = 0.0
-        for c in range(3):
-            d = targets[t, c] - p[0, c] - along * u[c]
-            perp2 += d * d
-        if not straight or perp2 > eps2:
+        if not straight or off_line2(targets[t, 0] - p[0, 0], targets[t, 1] - p[0, 1], targets[t, 2] - p[0, 2],
+                                     u[0], u[1], u[2]) > eps2:
             continue
         side = any_perpendicular(u)
         for c in range(3):

@@ -54,6 +54,17 @@ def place_on_line(p, i, j, length, fx, fy, fz):
     p[i, 2] = p[j, 2] + lam * z
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def off_line2(x, y, z, ux, uy, uz):
+    """The squared distance of the point (x, y, z) from the line through the origin along the
+    unit vector (ux, uy, uz)."""
+    along = x * ux + y * uy + z * uz
+    ox = x - along * ux
+    oy = y - along * uy
+    oz = z - along * uz
+    return ox * ox + oy * oy + oz * oz
+
+
 @njit(cache=True, error_model="numpy")
 def any_perpendicular(u):
     """A unit vector perpendicular to the unit 3-vector ``u``.
