@@ -17,14 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from fabrik.viz._figures import pyplot, save
 
 
 _BASE_COLOURS = {"fabrik": "black", "ccd": "tab:blue", "ftl": "tab:orange", "triangulation": "tab:brown",
@@ -54,7 +47,7 @@ def _style(name: str) -> dict:
 def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Path) -> Path:
     """Figure 11. ``runs``: Table 1 ``MethodRun``s (reachable ones are used); ``traces``: method ->
     ``{"iterations": [...], "errors": [...]}`` for the example target (see ``convergence_trace``)."""
-    plt = _pyplot()
+    plt = pyplot()
     reach = [r for r in runs if r.targets == "reachable"]
     names = [r.method for r in reach]
     colour = _colours(sorted(set(names) | set(traces)))
@@ -76,15 +69,7 @@ def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Pa
     ax1.set_ylabel("iterations to reach the target (dots: targets, lines: bin means)")
     ax1.set_title("Iterations needed vs distance, reachable targets")
     ax1.legend(fontsize=7, ncol=2)
-    for name, tr in traces.items():
-        its = np.asarray(tr["iterations"])[1:]  # drop the start (0 iterations) on the log axis
-        errs = np.maximum(np.asarray(tr["errors"])[1:], 1e-9)
-        if name == "ftl":
-            continue  # the effector is pinned on the target from the first iteration (error 0)
-        if its.size <= 2:
-            ax2.plot(its, errs, "s", ms=7, color=colour[name], label=f"{name} (one pass)")
-        else:
-            ax2.plot(its, errs, color=colour[name], label=name, **_style(name))
+    _draw_traces(ax2, traces, colour, "iterations")
     ax2.set_xscale("log")
     ax2.set_yscale("log")
     ax2.set_xlabel("iterations")
@@ -92,28 +77,30 @@ def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Pa
     ax2.set_title("Example: 900-unit chain, target 600 from the effector\n(FTL not shown: its effector is "
                   "pinned on the target)", fontsize=10)
     ax2.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
+
+
+def _draw_traces(ax, traces: Mapping[str, dict], colour: dict[str, str], x_key: str) -> None:
+    """One error line per method against ``tr[x_key]`` (iterations or microseconds), the start
+    (0 iterations) dropped for the log axis; one-pass methods as markers. FTL is left out: its
+    effector is pinned on the target from the first iteration (error 0)."""
+    for name, tr in traces.items():
+        if name == "ftl":
+            continue
+        x = np.asarray(tr[x_key])[1:]
+        errs = np.maximum(np.asarray(tr["errors"])[1:], 1e-9)
+        if x.size <= 2:
+            ax.plot(x, errs, "s", ms=7, color=colour[name], label=f"{name} (one pass)")
+        else:
+            ax.plot(x, errs, color=colour[name], label=name, **_style(name))
 
 
 def plot_error_vs_time(traces: Mapping[str, dict], path: str | Path) -> Path:
     """Figure 12: error against time (microseconds) for the example target, one line per method."""
-    plt = _pyplot()
+    plt = pyplot()
     colour = _colours(sorted(traces))
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for name, tr in traces.items():
-        if name == "ftl":
-            continue
-        times = np.asarray(tr["times_us"])[1:]
-        errs = np.maximum(np.asarray(tr["errors"])[1:], 1e-9)
-        if times.size <= 2:
-            ax.plot(times, errs, "s", ms=7, color=colour[name], label=f"{name} (one pass)")
-        else:
-            ax.plot(times, errs, color=colour[name], label=name, **_style(name))
+    _draw_traces(ax, traces, colour, "times_us")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("time of a solve stopped after k iterations (microseconds)")
@@ -121,17 +108,12 @@ def plot_error_vs_time(traces: Mapping[str, dict], path: str | Path) -> Path:
     ax.set_title("Error vs time, example target (900-unit chain, 600 from the effector; FTL not shown)",
                  fontsize=10)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_tracking(runs, path_xyz: np.ndarray, reach: float, path: str | Path) -> Path:
     """Tracking: per-step error beyond the unavoidable and largest joint displacement per method."""
-    plt = _pyplot()
+    plt = pyplot()
     colour = _colours(sorted(r.method for r in runs))
     fig, (ax0, ax1, ax2) = plt.subplots(3, 1, figsize=(11, 10), sharex=True)
     ax0.plot(np.linalg.norm(path_xyz, axis=1), color="k")
@@ -148,9 +130,4 @@ def plot_tracking(runs, path_xyz: np.ndarray, reach: float, path: str | Path) ->
     ax2.set_yscale("log")
     ax2.set_ylabel("largest joint move in the step")
     ax2.set_xlabel("step")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)

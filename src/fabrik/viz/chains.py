@@ -7,14 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from fabrik.viz._figures import pyplot, save
 
 
 def plot_chain_solutions(rest: np.ndarray, solutions: Sequence, targets: Sequence[np.ndarray], path: str | Path,
@@ -28,7 +21,7 @@ def plot_chain_solutions(rest: np.ndarray, solutions: Sequence, targets: Sequenc
         path: where to write the PNG (folders are created).
     Returns the path written.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig = plt.figure(figsize=(11, 5.5))
     colours = plt.get_cmap("tab10")
     ax3 = fig.add_subplot(1, 2, 1, projection="3d")
@@ -53,9 +46,4 @@ def plot_chain_solutions(rest: np.ndarray, solutions: Sequence, targets: Sequenc
     ax2.set_title("front view (x, y); stars are targets")
     ax2.legend(fontsize=7, loc="lower left")
     fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
