@@ -148,7 +148,8 @@ def test_rigid_hands_keep_their_shape_and_reach_posed_targets(seed):
     sk = cmu_style_skeleton()
     rng = np.random.default_rng(seed)
     start, goal_pose = posed(sk, rng, 0.3), posed(sk, rng, 0.3)
-    # a rigid hand: the finger and thumb turn with the wrist, as in the pose the targets come from
+    # a rigid hand: the finger and thumb turn with the wrist, as in the pose the targets come
+    # from, so the solve reaches them without releasing the group and the hand keeps its shape
     hand = [sk.index(x) for x in ("l_wrist", "l_fingers", "l_thumb_end")]
     for pose in (start, goal_pose):
         rest = sk.rest_positions()
@@ -198,3 +199,18 @@ def test_constrained_solve_takes_the_swing_option():
     sk = pelvis_skeleton().with_constraints({"l_up": fabrik.Cone(1.0, 1.0, 1.0, 1.0)})
     sol = fabrik.solve(sk, targets={"l_foot": [0.2, 0.3, 0.3]}, method="fabrik-constrained", swing_limbs=True)
     assert np.isfinite(sol.positions).all()
+
+
+def test_a_hand_that_is_not_rigid_releases_its_group_and_reaches():
+    # targets from poses whose thumb turned against the palm: no rigid hand reaches them all, so
+    # the "limbs" groups are released when the solve stalls, and the effectors are reached
+    sk = cmu_style_skeleton()
+    wrist, thumb_end = sk.index("l_wrist"), sk.index("l_thumb_end")
+    leaves = np.array(sk.leaves)
+    turn = Rotation.from_rotvec([0.0, 0.0, 0.8])
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        start, goal_pose = posed(sk, rng, 0.3), posed(sk, rng, 0.3)
+        goal_pose[thumb_end] = goal_pose[wrist] + turn.apply(goal_pose[thumb_end] - goal_pose[wrist])
+        sol = solve_skeleton_arrays(sk, leaves, goal_pose[leaves], start, goal_pose[0], 1e-4, 3000, "limbs", True)
+        assert sol.status == "reached" and sol.error <= 1e-4, (seed, sol.status, sol.error)

@@ -233,7 +233,8 @@ def effectors_stalled(p, before, target_idx, tol, err, prev_err):
 
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                    tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, limb_tops, order,
+                    tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, release_groups,
+                    limb_tops, order,
                     subtree_end, position):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
 
@@ -253,7 +254,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     g's members are ``group_members[group_start[g]:group_start[g + 1]]``, children of the centre
     or joined to it through zero-length joints, with rest offsets ``group_offsets`` from it;
     ``in_group[j]`` the group whose member j is or which j lies inside (a zero-length joint
-    between centre and member), else -1. Members move as one rigid body about their
+    between centre and member), else -1. ``release_groups``: the groups are a prior rather than
+    a rule; when the solve stalls short of its targets with them, they are released and the
+    iterations go on with free sub-bases (a palm that is nearly, not exactly, rigid). Members move as one rigid body about their
     centre: in the forward stage the centre goes to the centroid of all its proposals, each
     targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
     and its other children proposing as usual; in the backward stage every member is put at
@@ -426,6 +429,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
+                if release_groups and n_groups > 0:
+                    n_groups = 0
+                    continue
                 # A straight path on the line to its target (section 5.4) never bends: nudge
                 # such targets sideways for one iteration, at most three times.
                 if not unreachable and nudges < 3 and nudge_collinear(p, parents, lengths, target_idx, targets, goal,

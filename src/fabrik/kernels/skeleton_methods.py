@@ -19,8 +19,9 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.fabrik_skeleton import effector_errors, tree_setup
-from fabrik.kernels.vec import TINY, any_perpendicular
+from fabrik.kernels.fabrik_skeleton import effector_errors, rotate_subtree, tree_setup
+from fabrik.kernels.frames import axis_angle_matrix, rotation_between
+from fabrik.kernels.vec import TINY
 
 #: ``method`` codes of ``jacobian_skeleton``.
 TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
@@ -158,61 +159,13 @@ def start_pose(initial, root3, parents, lengths, rest_dirs, eps):
 
 
 @njit(cache=True, error_model="numpy")
-def rotation_between(a, b):
-    """The 3x3 rotation by the smallest angle taking the direction of ``a`` onto that of ``b``
-    (both non-zero); about any perpendicular axis when they point in opposite directions."""
-    na = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
-    nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-    ax = (a[1] * b[2] - a[2] * b[1]) / (na * nb)
-    ay = (a[2] * b[0] - a[0] * b[2]) / (na * nb)
-    az = (a[0] * b[1] - a[1] * b[0]) / (na * nb)
-    cos = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (na * nb)
-    sin = np.sqrt(ax * ax + ay * ay + az * az)
-    u = np.empty(3)
-    if sin > 1e-12:
-        u[0] = ax / sin
-        u[1] = ay / sin
-        u[2] = az / sin
-    elif cos < 0.0:
-        ua = np.empty(3)
-        for c in range(3):
-            ua[c] = a[c] / na
-        u = any_perpendicular(ua)
-        sin = 0.0
-        cos = -1.0
-    else:
-        return np.eye(3)
-    return axis_angle_matrix(u, cos, sin)
-
-
-@njit(cache=True, error_model="numpy")
-def axis_angle_matrix(u, cos, sin):
-    """Rodrigues' rotation matrix about the unit axis ``u`` by the angle with this cos and sin."""
-    t = 1.0 - cos
-    m = np.empty((3, 3))
-    m[0, 0] = cos + t * u[0] * u[0]
-    m[0, 1] = t * u[0] * u[1] - sin * u[2]
-    m[0, 2] = t * u[0] * u[2] + sin * u[1]
-    m[1, 0] = t * u[1] * u[0] + sin * u[2]
-    m[1, 1] = cos + t * u[1] * u[1]
-    m[1, 2] = t * u[1] * u[2] - sin * u[0]
-    m[2, 0] = t * u[2] * u[0] - sin * u[1]
-    m[2, 1] = t * u[2] * u[1] + sin * u[0]
-    m[2, 2] = cos + t * u[2] * u[2]
-    return m
-
-
-@njit(cache=True, error_model="numpy")
 def rotation_vector_matrix(w0, w1, w2):
     """The rotation matrix of the rotation vector (w0, w1, w2) (axis times angle, radians)."""
+    m = np.eye(3)
     angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    if angle < 1e-300:
-        return np.eye(3)
-    u = np.empty(3)
-    u[0] = w0 / angle
-    u[1] = w1 / angle
-    u[2] = w2 / angle
-    return axis_angle_matrix(u, np.cos(angle), np.sin(angle))
+    if angle >= 1e-300:
+        axis_angle_matrix(m, w0 / angle, w1 / angle, w2 / angle, angle)
+    return m
 
 
 @njit(cache=True, error_model="numpy")
@@ -257,6 +210,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         return p, 0, errors, REACHED
     a = np.empty(3)
     b = np.empty(3)
+    rot = np.empty((3, 3))
     before = np.empty((k, 3))
     snapshot = np.empty((n, 3))
     check_pose = False
@@ -282,15 +236,8 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
                 na = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
                 nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
                 if na > eps and nb > eps:
-                    rot = rotation_between(a, b)
-                    for m in range(position[child], subtree_end[child]):
-                        i = order[m]
-                        x = p[i, 0] - p[j, 0]
-                        y = p[i, 1] - p[j, 1]
-                        z = p[i, 2] - p[j, 2]
-                        p[i, 0] = p[j, 0] + rot[0, 0] * x + rot[0, 1] * y + rot[0, 2] * z
-                        p[i, 1] = p[j, 1] + rot[1, 0] * x + rot[1, 1] * y + rot[1, 2] * z
-                        p[i, 2] = p[j, 2] + rot[2, 0] * x + rot[2, 1] * y + rot[2, 2] * z
+                    rotation_between(rot, a[0] / na, a[1] / na, a[2] / na, b[0] / nb, b[1] / nb, b[2] / nb)
+                    rotate_subtree(p, child, j, order, subtree_end, position, rot)
                 if slot[j] >= 0:
                     break
                 child = j

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 from scipy.spatial.transform import Rotation
 
+from fabrik.kernels.frames import rotation_between
 from fabrik.model.skeleton import Skeleton
 
 #: Channel names allowed in a ``ChannelLayout`` (the BVH spellings).
@@ -280,39 +281,8 @@ def _swing(a, b):
     out = np.eye(3)
     na = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
     nb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-    if na < 1e-300 or nb < 1e-300:
-        return out
-    u = a / na
-    w = b / nb
-    c = u[0] * w[0] + u[1] * w[1] + u[2] * w[2]
-    if c > -1.0 + 1e-12:
-        v = np.empty(3)
-        v[0] = u[1] * w[2] - u[2] * w[1]
-        v[1] = u[2] * w[0] - u[0] * w[2]
-        v[2] = u[0] * w[1] - u[1] * w[0]
-        k = 1.0 / (1.0 + c)
-        vx = np.zeros((3, 3))
-        vx[0, 1] = -v[2]
-        vx[0, 2] = v[1]
-        vx[1, 0] = v[2]
-        vx[1, 2] = -v[0]
-        vx[2, 0] = -v[1]
-        vx[2, 1] = v[0]
-        out = out + vx + (vx @ vx) * k
-        return out
-    # antiparallel: half turn about an axis perpendicular to u
-    ax = 0
-    if abs(u[1]) < abs(u[ax]):
-        ax = 1
-    if abs(u[2]) < abs(u[ax]):
-        ax = 2
-    e = np.zeros(3)
-    e[ax] = 1.0
-    p = np.cross(u, e)
-    p /= np.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
-    for r in range(3):
-        for s in range(3):
-            out[r, s] = 2.0 * p[r] * p[s] - (1.0 if r == s else 0.0)
+    if na >= 1e-300 and nb >= 1e-300:
+        rotation_between(out, a[0] / na, a[1] / na, a[2] / na, b[0] / nb, b[1] / nb, b[2] / nb)
     return out
 
 

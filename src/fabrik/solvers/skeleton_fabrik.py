@@ -224,13 +224,15 @@ RIGID_MODES = (False, True, "limbs")
 
 
 def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
-    """The five group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``)."""
+    """The group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``): the five
+    of ``rigid_groups`` and whether the groups may be released (``"limbs"`` only)."""
     if rigid_sub_bases is True:
-        return arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group
+        return (arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group,
+                False)
     if rigid_sub_bases == "limbs":
-        return arrays.limb_groups
+        return (*arrays.limb_groups, True)
     if rigid_sub_bases is False:
-        return _NO_GROUPS
+        return (*_NO_GROUPS, False)
     raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
 
 
@@ -405,7 +407,9 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
             from motion capture, whose poses must stay expressible as joint rotations.
             ``"limbs"``: only the sub-bases inside limbs are rigid (a hand's palm carrying the
             fingers and thumb, a foot with several toes; see ``limb_groups``), their members
-            found through zero-length joints; pelvis, spine and chest stay free.
+            found through zero-length joints; pelvis, spine and chest stay free. These groups
+            are a prior: when the solve stalls short of its targets with them (a real palm is
+            not exactly rigid), they are released and the iterations go on.
         swing_limbs: False (default): start from ``initial`` (moved with the root). True: first
             swing every limb (leg, arm, head; see ``limb_tops``) rigidly about its hip or
             shoulder joint so that it points at its targets, then iterate. A warm start for
