@@ -136,6 +136,41 @@ def test_table1_chain_reaches_targets_in_the_papers_range_of_iterations():
     assert 5 < mean_iterations < 30  # the paper reports 15.5 for its chain
 
 
+def algorithm1_iterations(positions, bone_lengths, target, root, iterations):
+    """Algorithm 1's reachable branch transcribed line by line in NumPy (the reference the compiled,
+    rearranged kernel must match). ``(1 - lam) a + lam b`` is written ``a + lam (b - a)``, its
+    rounding-stable form: near the straight-chain singularity lam is large and the first form
+    loses digits the kernel keeps."""
+    p = np.array(positions, dtype=np.float64)
+    n = p.shape[0]
+    for _ in range(iterations):
+        p[n - 1] = target
+        for i in range(n - 2, -1, -1):
+            lam = bone_lengths[i] / np.linalg.norm(p[i + 1] - p[i])
+            p[i] = p[i + 1] + lam * (p[i] - p[i + 1])
+        p[0] = root
+        for i in range(n - 1):
+            lam = bone_lengths[i] / np.linalg.norm(p[i + 1] - p[i])
+            p[i + 1] = p[i] + lam * (p[i + 1] - p[i])
+    return p
+
+
+@SETTINGS
+@given(case=chain_and_reachable_target(), iterations=st.integers(1, 6))
+def test_compiled_iterations_match_algorithm_1(case, iterations):
+    """The kernel's sweeps are arranged for speed (registers, divide beside the square root); every
+    iteration must still be the paper's, to rounding."""
+    chain, target = case
+    from hypothesis import assume
+
+    sol = solve(chain, target, tol=0.0, max_iter=iterations)
+    assume(sol.iterations == iterations and sol.status == "max_iterations")
+    reference = algorithm1_iterations(chain.rest_positions, chain.bone_lengths, target, chain.rest_positions[0],
+                                      iterations)
+    assume(np.isfinite(reference).all())
+    np.testing.assert_allclose(sol.positions, reference, rtol=0, atol=1e-9 * chain.total_length)
+
+
 def test_inputs_are_never_mutated():
     points = np.array([[0.0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]])
     chain = Chain.from_positions(points)

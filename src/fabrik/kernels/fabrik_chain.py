@@ -7,13 +7,13 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line, reach_sweep
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
 
 @njit(cache=True, error_model="numpy")
-def bend_chain(p, target, bone_lengths, scale, fallback):
+def bend_chain(p, target, bone_lengths, scale, fx, fy, fz):
     """Bend a stuck chain by a small angle (section 5.4), in place.
 
     Every joint after the root is shifted sideways (perpendicular to the root-to-target line, in
@@ -43,7 +43,7 @@ def bend_chain(p, target, bone_lengths, scale, fallback):
         for k in range(3):
             p[i, k] += 0.1 * shortest * side[k]
     for i in range(n - 1):
-        place_on_line(p, i + 1, i, bone_lengths[i], fallback[0], fallback[1], fallback[2])
+        place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz)
 
 
 @njit(cache=True, error_model="numpy")
@@ -63,24 +63,20 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
             longest = bone_lengths[i]
     scale = total if total > 0.0 else 1.0
 
-    # Direction used where two joints coincide: from the target back towards the root.
-    fallback = np.empty(3)
-    dist = 0.0
-    for k in range(3):
-        fallback[k] = root[k] - target[k]
-        dist += fallback[k] * fallback[k]
-    dist = np.sqrt(dist)
+    # Direction used where two joints coincide: from the target back towards the root (scalars,
+    # not an array: see ``place_on_line``, and no allocation in the per-solve setup).
+    fx = root[0] - target[0]
+    fy = root[1] - target[1]
+    fz = root[2] - target[2]
+    dist = np.sqrt(fx * fx + fy * fy + fz * fz)
     if dist > TINY * scale:
-        for k in range(3):
-            fallback[k] /= dist
+        fx /= dist
+        fy /= dist
+        fz /= dist
     else:
-        fallback[0] = 1.0
-        fallback[1] = 0.0
-        fallback[2] = 0.0
-
-    fx = fallback[0]
-    fy = fallback[1]
-    fz = fallback[2]
+        fx = 1.0
+        fy = 0.0
+        fz = 0.0
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target.
@@ -122,18 +118,16 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         p[last, 0] = target[0]
         p[last, 1] = target[1]
         p[last, 2] = target[2]
-        for i in range(last - 1, -1, -1):
-            place_on_line(p, i, i + 1, bone_lengths[i], fx, fy, fz)
+        reach_sweep(p, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz)
         # backward reaching: root back onto its base, then outwards to the effector
         p[0, 0] = root[0]
         p[0, 1] = root[1]
         p[0, 2] = root[2]
-        for i in range(last):
-            place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz)
+        x, y, z = reach_sweep(p, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz)
         it += 1
-        ex = p[last, 0] - target[0]
-        ey = p[last, 1] - target[1]
-        ez = p[last, 2] - target[2]
+        ex = x - target[0]
+        ey = y - target[1]
+        ez = z - target[2]
         err2 = ex * ex + ey * ey + ez * ez
         if err2 <= tol2:
             return p, it, np.sqrt(err2), REACHED
@@ -144,7 +138,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 # Stuck on a reachable target: the straight-chain singularity of section 5.4, or
                 # a chain within rounding of it (straight or folded). Bend it and go on.
                 if not inside_inner_reach and perturbations < 3:
-                    bend_chain(p, target, bone_lengths, scale, fallback)
+                    bend_chain(p, target, bone_lengths, scale, fx, fy, fz)
                     perturbations += 1
                     continue
                 return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)

@@ -55,6 +55,60 @@ def place_on_line(p, i, j, length, fx, fy, fz):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def reach_sweep(p, first, count, step, ax, ay, az, bone_lengths, fx, fy, fz):
+    """One FABRIK stage along a chain: ``place_on_line`` for joints ``first``, ``first + step``,
+    ... (``count`` of them, ``step`` = -1 for the forward stage, +1 for the backward stage), each
+    placed from the joint before it in the sweep, whose new position (ax, ay, az) the caller has
+    already set. Joint j and its neighbour j - step are joined by bone ``min(j, j - step)``.
+    Returns the new position of the last joint placed.
+
+    Same arithmetic as ``place_on_line``, arranged for speed: a stage is one long dependency chain,
+    joint after joint, so its time is the latency of one step times the joints. Three things
+    shorten the step (together about 20% on the Table 1 chain; results agree to rounding):
+    the placed joint stays in registers rather than being read back from ``p``; ``lambda`` is
+    ``(length / r^2) * sqrt(r^2)``, so that the divide runs beside the square root instead of
+    after it; and the next joint's difference vector is updated from the one already known
+    (``(p_next - a) - lambda (p_j - a)``), which saves a subtraction on the chain.
+    """
+    j = first
+    dx = p[j, 0] - ax
+    dy = p[j, 1] - ay
+    dz = p[j, 2] - az
+    ndx = dx
+    ndy = dy
+    ndz = dz
+    for m in range(count):
+        bone = j if step < 0 else j - 1
+        r2 = dx * dx + dy * dy + dz * dz
+        if r2 <= TINY * TINY:
+            dx = fx
+            dy = fy
+            dz = fz
+            r2 = 1.0
+        s = bone_lengths[bone] / r2
+        qx = s * dx
+        qy = s * dy
+        qz = s * dz
+        rt = np.sqrt(r2)
+        nj = j + step
+        if m + 1 < count:
+            ndx = (p[nj, 0] - ax) - qx * rt
+            ndy = (p[nj, 1] - ay) - qy * rt
+            ndz = (p[nj, 2] - az) - qz * rt
+        ax = ax + qx * rt
+        ay = ay + qy * rt
+        az = az + qz * rt
+        p[j, 0] = ax
+        p[j, 1] = ay
+        p[j, 2] = az
+        dx = ndx
+        dy = ndy
+        dz = ndz
+        j = nj
+    return ax, ay, az
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def off_line2(x, y, z, ux, uy, uz):
     """The squared distance of the point (x, y, z) from the line through the origin along the
     unit vector (ux, uy, uz)."""
