@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.ccd import chain_scale, start_pose
-from fabrik.kernels.vec import TINY, dist3, dist3v, place_on_line
+from fabrik.kernels.vec import TINY, dist3, dist3v, reach_sweep
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, UNREACHABLE
 
@@ -64,16 +64,18 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED, length_drift(p, bone_lengths)
-    fallback = np.empty(3)
-    for k in range(3):
-        fallback[k] = root[k] - target[k]
+    # direction used where two joints coincide (scalars: see ``place_on_line``)
+    fx = root[0] - target[0]
+    fy = root[1] - target[1]
+    fz = root[2] - target[2]
     if dist > TINY * scale:
-        for k in range(3):
-            fallback[k] /= dist
+        fx /= dist
+        fy /= dist
+        fz /= dist
     else:
-        fallback[0] = 1.0
-        fallback[1] = 0.0
-        fallback[2] = 0.0
+        fx = 1.0
+        fy = 0.0
+        fz = 0.0
     q = np.empty((n, 3))
     r = np.empty((n, 3))
     it = 0
@@ -85,10 +87,9 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
         for k in range(3):
             q[last, k] = target[k]
             r[0, k] = root[k]
-        for i in range(last - 1, -1, -1):
-            place_on_line(q, i, i + 1, bone_lengths[i], fallback[0], fallback[1], fallback[2])
-        for i in range(last):
-            place_on_line(r, i + 1, i, bone_lengths[i], fallback[0], fallback[1], fallback[2])
+        # the two FTL passes: FABRIK's forward and backward stages, each from the same pose
+        reach_sweep(q, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz)
+        reach_sweep(r, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz)
         moved2 = 0.0
         for i in range(n):
             if i == 0:
