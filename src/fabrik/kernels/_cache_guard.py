@@ -1,0 +1,58 @@
+"""Keep numba's on-disk cache in step with the kernels' sources.
+
+numba (``@njit(cache=True)``) checks a cached function against the modification time of *its own*
+source file only. A kernel compiled together with a helper from another file (``inline="always"``
+helpers, or any njit callee: numba links callees into the caller's machine code) therefore keeps
+loading the old helper after that other file changes, silently. This bit during development: a
+constrained kernel kept an old cone projection and broke 90-degree limits until its cache was
+deleted.
+
+``clear_stale_caches`` hashes every source file whose functions numba caches and deletes the
+package's cache files (``*.nbi``, ``*.nbc`` in their ``__pycache__`` folders) when the hash differs
+from the one recorded at the last clear. It runs once when ``fabrik.kernels`` is imported and costs
+about a millisecond. Where the folders cannot be written (a read-only install, whose sources do not
+change) it does nothing; numba then caches elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+#: where the hash of the sources is recorded, relative to the package root
+STAMP = Path("kernels") / "__pycache__" / "numba-sources.sha256"
+
+
+def cached_sources(package_root: Path) -> list[Path]:
+    """The package's source files with numba-cached functions: the kernels and ``model/motion.py``."""
+    files = sorted((package_root / "kernels").glob("*.py"))
+    motion = package_root / "model" / "motion.py"
+    if motion.exists():
+        files.append(motion)
+    return files
+
+
+def clear_stale_caches(package_root: Path | None = None) -> bool:
+    """Delete the numba cache files under ``package_root`` (default: the installed ``fabrik``) when
+    the cached sources changed since the last call. Returns True when caches were cleared."""
+    root = Path(__file__).resolve().parent.parent if package_root is None else Path(package_root)
+    sources = cached_sources(root)
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    stamp = root / STAMP
+    try:
+        if stamp.read_text() == digest.hexdigest():
+            return False
+    except OSError:
+        pass
+    try:
+        for folder in sorted({path.parent / "__pycache__" for path in sources}):
+            for cached in [*folder.glob("*.nbi"), *folder.glob("*.nbc")]:
+                cached.unlink(missing_ok=True)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:
+        return False  # read-only: nothing of ours to keep in step
+    return True
