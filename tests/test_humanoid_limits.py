@@ -109,9 +109,9 @@ def test_cmu_names():
                 "RightKnee": "hinge", "LeftAnkle": 60, "RightAnkle": 60, "LeftToe": 60, "RightToe": 60,
                 "lowerback": 40, "Chest": 40, "lowerneck": 45, "Neck": 45, "Head": 45, "LeftCollar": 20,
                 "RightCollar": 20, "LeftShoulder": 120, "RightShoulder": 120, "LeftElbow": "hinge",
-                "RightElbow": "hinge", "lhand": 85, "rhand": 85}
+                "RightElbow": "hinge", "lhand": 85, "rhand": 85, "LFingers": 90, "RFingers": 90}
     assert got == expected
-    assert unplaced == ["LFingers", "LThumb", "RFingers", "RThumb"]
+    assert unplaced == ["LThumb", "RThumb"]  # thumbs stay free: their rest direction varies by rig
     skel.with_constraints(limits)  # every placement is valid (no leaves, known joints)
     for knee in ("LeftKnee", "RightKnee"):
         assert bends_towards(skel, knee, limits)[2] < -0.3  # backwards (-Z)
@@ -127,9 +127,10 @@ def test_mixamo_names(prefix):
     expected = {"Hips": 10, "Spine": 40, "Spine1": 40, "Spine2": 40, "Neck": 45, "Head": 45}
     for side in ("Left", "Right"):
         expected.update({f"{side}Shoulder": 20, f"{side}Arm": 120, f"{side}ForeArm": "hinge", f"{side}Hand": 85,
-                         f"{side}UpLeg": 120, f"{side}Leg": "hinge", f"{side}Foot": 60, f"{side}ToeBase": 60})
+                         f"{side}UpLeg": 120, f"{side}Leg": "hinge", f"{side}Foot": 60, f"{side}ToeBase": 60,
+                         f"{side}HandIndex1": 90})
     assert got == expected
-    assert unplaced == [prefix + "LeftHandIndex1", prefix + "RightHandIndex1"]
+    assert unplaced == []
     assert bends_towards(skel, prefix + "LeftLeg", limits)[2] < -0.3
     assert bends_towards(skel, prefix + "LeftForeArm", limits)[2] > 0.3  # T-pose: the forearm swings forwards
     assert bends_towards(skel, prefix + "RightForeArm", limits)[2] > 0.3

@@ -37,8 +37,15 @@ knee       ``LeftKnee``, Mixamo ``LeftLeg``, ``calf``,   Hinge -6 .. 150
            ``shin``, ``lowerleg``, ``tibia``
 ankle      ``LeftAnkle``, ``LeftFoot``                    Cone 60
 toe        ``LeftToe``, ``LeftToeBase``, ``ball``         Cone 60
-finger     ``*Thumb*``, ``*Finger*``, ``*Index*``, ...    none (reported as unplaced)
+finger     ``*Finger*``, ``*Index*``, ``*Middle*``, ...    Cone 90
+thumb      ``*Thumb*``                                   none (reported as unplaced)
 ========== ============================================ =================================
+
+Fingers get a 90-degree cone about their rest direction, so that a solver cannot fold a finger
+back on itself (without limits, FABRIK's reconstruction of cmu_131_03 bends the left finger joint
+by up to 121 degrees where the recording holds it at 7). Thumbs stay free: their rest direction differs from rig
+to rig (on the CMU takes the recorded right thumb lies up to 147 degrees from its rest
+direction), and the thumb's base joint moves widely.
 
 Mixamo's scheme (recognised by an ``UpLeg`` or ``ForeArm`` joint) names the clavicle joint
 ``Shoulder``, the shoulder joint ``Arm`` and the knee ``Leg``; elsewhere ``Shoulder`` is the
@@ -79,7 +86,8 @@ LIMITS = {
     "knee": ("hinge", -6.0, 150.0),
     "ankle": ("cone", 60.0),
     "toe": ("cone", 60.0),
-    "finger": None,  # recognised (so wrist limits do not spill onto them) but left free
+    "finger": ("cone", 90.0),
+    "thumb": None,  # recognised (so wrist limits do not spill onto it) but left free
 }
 
 # exact part names (after side and digits are removed); Mixamo-specific ones separately
@@ -145,6 +153,8 @@ def _part_of(rest: str, mixamo: bool) -> str | None:
         return "shoulder"
     if rest in _EXACT:
         return _EXACT[rest]
+    if "thumb" in rest:
+        return "thumb"
     if any(w in rest for w in _FINGER_WORDS):
         return "finger"
     if any(w in rest for w in _SPINE_WORDS):
