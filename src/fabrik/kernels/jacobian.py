@@ -196,6 +196,15 @@ def svd3(jac):
     return u, s_sorted, vt
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def clamped_error(p, last, target, err, max_error_step, e):
+    """e (3,) <- the effector's error vector ``target - p[last]``, of length ``err``, shortened to
+    ``max_error_step`` when longer (Buss and Kim's error clamp)."""
+    f = max_error_step / err if err > max_error_step else 1.0
+    for k in range(3):
+        e[k] = f * (target[k] - p[last, k])
+
+
 @njit(cache=True, error_model="numpy")
 def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
     """The joint-angle step (radians) for effector error ``err`` (3,), written into ``dtheta``.
@@ -313,12 +322,7 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
-        for k in range(3):
-            e[k] = target[k] - p[last, k]
-        if err > max_error_step:
-            f = max_error_step / err
-            for k in range(3):
-                e[k] *= f
+        clamped_error(p, last, target, err, max_error_step, e)
         fill_jacobian(p, planar, jac)
         jacobian_step(jac, e, mode, damping, max_angle_step, alpha, dtheta)
         for j in range(last - 1, -1, -1):

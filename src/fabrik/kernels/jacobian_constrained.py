@@ -26,7 +26,7 @@ from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
 from fabrik.kernels.frames import axis_angle_matrix, frames_along, planarise, rotate_frame, transport, twist_about_y, \
     twist_between
-from fabrik.kernels.jacobian import fill_jacobian, jacobian_step
+from fabrik.kernels.jacobian import clamped_error, fill_jacobian, jacobian_step
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 from fabrik.kernels.vec import TINY
 
@@ -162,12 +162,7 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
-        for k in range(3):
-            e[k] = target[k] - p[last, k]
-        if err > max_error_step:
-            f = max_error_step / err
-            for k in range(3):
-                e[k] *= f
+        clamped_error(p, last, target, err, max_error_step, e)
         fill_jacobian(p, planar, jac)
         jacobian_step(jac, e, mode, damping, max_angle_step, alpha, dtheta)
         turned_frames(desired, frames, dtheta, R, M, tmp)
