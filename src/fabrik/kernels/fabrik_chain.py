@@ -43,7 +43,7 @@ def bend_chain(p, target, bone_lengths, scale, fx, fy, fz):
         for k in range(3):
             p[i, k] += 0.1 * shortest * side[k]
     for i in range(n - 1):
-        place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz)
+        place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz, TINY)
 
 
 @njit(cache=True, error_model="numpy")

@@ -44,7 +44,7 @@ from fabrik.kernels.stopping import (
 )
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
-from fabrik.kernels.vec import TINY, any_perpendicular, off_line2
+from fabrik.kernels.vec import TINY, any_perpendicular, off_line2, place_on_line
 
 #: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
 RIGID_FIT_STEPS = 2
@@ -399,19 +399,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         for i in range(1, n):
             q = parents[i]
             if active[i]:
-                x = p[i, 0] - p[q, 0]
-                y = p[i, 1] - p[q, 1]
-                z = p[i, 2] - p[q, 2]
-                r = np.sqrt(x * x + y * y + z * z)
-                if r > eps:
-                    lam = lengths[i] / r
-                    p[i, 0] = p[q, 0] + lam * x
-                    p[i, 1] = p[q, 1] + lam * y
-                    p[i, 2] = p[q, 2] + lam * z
-                else:
-                    p[i, 0] = p[q, 0] + lengths[i] * rest_dirs[i, 0]
-                    p[i, 1] = p[q, 1] + lengths[i] * rest_dirs[i, 1]
-                    p[i, 2] = p[q, 2] + lengths[i] * rest_dirs[i, 2]
+                place_on_line(p, i, q, lengths[i], rest_dirs[i, 0], rest_dirs[i, 1], rest_dirs[i, 2], eps)
             else:
                 p[i, 0] = p[q, 0] + carried[i, 0]
                 p[i, 1] = p[q, 1] + carried[i, 1]

@@ -30,20 +30,20 @@ def dist3v(a, i, v):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def place_on_line(p, i, j, length, fx, fy, fz):
+def place_on_line(p, i, j, length, fx, fy, fz, eps):
     """Move joint i onto the ray from joint j through joint i, at ``length`` from joint j.
 
     The paper's ``p_i = (1 - lambda) p_j + lambda p_i`` with ``lambda = length / |p_i - p_j|``.
-    When the joints coincide the direction is undefined and the unit vector (fx, fy, fz) is used
-    instead, so zero-length bones and folded chains never produce NaN. (The fallback comes as
-    scalars, not an array: an array argument may alias ``p`` for the compiler, which then
-    reloads after every store and the loop runs about 40% slower.)
+    When the joints are within ``eps`` of each other the direction is undefined and the unit
+    vector (fx, fy, fz) is used instead, so zero-length bones and folded chains never produce NaN.
+    (The fallback comes as scalars, not an array: an array argument may alias ``p`` for the
+    compiler, which then reloads after every store and the loop runs about 40% slower.)
     """
     x = p[i, 0] - p[j, 0]
     y = p[i, 1] - p[j, 1]
     z = p[i, 2] - p[j, 2]
     r = np.sqrt(x * x + y * y + z * z)
-    if r <= TINY:
+    if r <= eps:
         x = fx
         y = fy
         z = fz
