@@ -7,7 +7,7 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, place_on_line, reach_sweep
+from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, fallback_direction, place_on_line, reach_sweep
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
@@ -63,20 +63,8 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
             longest = bone_lengths[i]
     scale = total if total > 0.0 else 1.0
 
-    # Direction used where two joints coincide: from the target back towards the root (scalars,
-    # not an array: see ``place_on_line``, and no allocation in the per-solve setup).
-    fx = root[0] - target[0]
-    fy = root[1] - target[1]
-    fz = root[2] - target[2]
-    dist = np.sqrt(fx * fx + fy * fy + fz * fz)
-    if dist > TINY * scale:
-        fx /= dist
-        fy /= dist
-        fz /= dist
-    else:
-        fx = 1.0
-        fy = 0.0
-        fz = 0.0
+    # direction used where two joints coincide: from the target back towards the root
+    fx, fy, fz, dist = fallback_direction(root, target, TINY * scale)
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target.

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.ccd import chain_scale, start_pose
-from fabrik.kernels.vec import TINY, dist3, dist3v, reach_sweep
+from fabrik.kernels.vec import TINY, dist3, dist3v, fallback_direction, reach_sweep
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, UNREACHABLE
 
@@ -64,18 +64,8 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED, length_drift(p, bone_lengths)
-    # direction used where two joints coincide (scalars: see ``place_on_line``)
-    fx = root[0] - target[0]
-    fy = root[1] - target[1]
-    fz = root[2] - target[2]
-    if dist > TINY * scale:
-        fx /= dist
-        fy /= dist
-        fz /= dist
-    else:
-        fx = 1.0
-        fy = 0.0
-        fz = 0.0
+    # direction used where two joints coincide: from the target back towards the root
+    fx, fy, fz, _ = fallback_direction(root, target, TINY * scale)
     q = np.empty((n, 3))
     r = np.empty((n, 3))
     it = 0

@@ -30,6 +30,21 @@ def dist3v(a, i, v):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def fallback_direction(root, target, eps):
+    """(fx, fy, fz, dist): the unit vector from ``target`` towards ``root`` (both (3,)), the
+    direction a chain kernel gives two coincident joints (see ``place_on_line``), and the distance
+    between the two points; +X when they are within ``eps`` of each other. Scalars, so that the
+    per-solve setup allocates nothing."""
+    fx = root[0] - target[0]
+    fy = root[1] - target[1]
+    fz = root[2] - target[2]
+    dist = np.sqrt(fx * fx + fy * fy + fz * fz)
+    if dist > eps:
+        return fx / dist, fy / dist, fz / dist, dist
+    return 1.0, 0.0, 0.0, dist
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def place_on_line(p, i, j, length, fx, fy, fz, eps):
     """Move joint i onto the ray from joint j through joint i, at ``length`` from joint j.
 
