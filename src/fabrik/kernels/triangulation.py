@@ -61,16 +61,20 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
     if err <= tol:
         return p, 0, err, REACHED
     # suffix sums and maxima of the bone lengths: reach of bones i .. n-2
-    outer = np.zeros(nb + 1)
-    longest = np.zeros(nb + 1)
+    # one allocation for all the scratch space (each small array costs about as much as a joint)
+    work = np.empty(2 * (nb + 1) + 15)
+    outer = work[0:nb + 1]
+    longest = work[nb + 1:2 * nb + 2]
+    outer[nb] = 0.0
+    longest[nb] = 0.0
     for i in range(nb - 1, -1, -1):
         outer[i] = outer[i + 1] + bone_lengths[i]
         longest[i] = max(longest[i + 1], bone_lengths[i])
-    u = np.empty(3)
-    cur = np.empty(3)
-    w = np.empty(3)
-    new_dir = np.empty(3)
-    axis = np.empty(3)
+    u = work[2 * nb + 2:2 * nb + 5]
+    cur = work[2 * nb + 5:2 * nb + 8]
+    w = work[2 * nb + 8:2 * nb + 11]
+    new_dir = work[2 * nb + 11:2 * nb + 14]
+    axis = work[2 * nb + 14:2 * nb + 17]
     for i in range(nb):
         a = bone_lengths[i]
         if a <= 0.0:
