@@ -57,3 +57,21 @@ def test_bench_chain_all_methods_with_plots(tmp_path):
     assert ftl_drift > 0.1  # stretched onto unreachable targets
     for name in ("fig11_iterations_vs_distance.png", "fig12_error_vs_time.png"):
         assert (tmp_path / "img" / name).stat().st_size > 10_000
+
+
+def test_tracking_iteration_cap_is_applied_per_step(tmp_path, capsys):
+    # a one-iteration budget per step: no step may run more, and the cap shows in the JSON and header
+    out = tmp_path / "capped.json"
+    assert main(["bench", "tracking", "--methods", "fabrik,ccd", "--steps", "40", "--max-iter", "1",
+                 "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["max_iter"] == 1
+    assert all(r["mean_iterations"] <= 1.0 for r in payload["results"])
+    assert "at most 1 iterations a step" in capsys.readouterr().out
+    uncapped, _ = run_tracking(["ccd"], n_steps=40)
+    assert uncapped[0]["mean_iterations"] > 1.0
+
+
+def test_tracking_rejects_bad_cap(capsys):
+    assert main(["bench", "tracking", "--methods", "fabrik", "--steps", "10", "--max-iter", "0"]) != 0
+    assert "--max-iter" in capsys.readouterr().err

@@ -58,8 +58,13 @@ def target_path(n_steps: int = N_STEPS, reach: float = 900.0) -> np.ndarray:
     return d * radius[:, None]
 
 
-def track(method: str, path: np.ndarray | None = None, *, tol: float = TOL, progress=None) -> TrackingRun:
-    """Track ``path`` with ``method``, each step starting from the previous step's pose."""
+def track(method: str, path: np.ndarray | None = None, *, tol: float = TOL, max_iter: int | None = None,
+          progress=None) -> TrackingRun:
+    """Track ``path`` with ``method``, each step starting from the previous step's pose.
+
+    ``max_iter``: the iteration cap of every step (None: each method's default, 1000 for FABRIK,
+    CCD and FTL, 10000 for the Jacobian methods); a small cap is a real-time budget per frame.
+    """
     chain = benchmark_chain()
     path = target_path(reach=chain.total_length) if path is None else path
     root = chain.rest_positions[0]
@@ -70,7 +75,7 @@ def track(method: str, path: np.ndarray | None = None, *, tol: float = TOL, prog
     times_us = np.zeros(n)
     joint_steps = np.zeros(n)
     drift = np.zeros(n)
-    solve(chain, path[0], method=method, tol=tol)  # compile outside the timing
+    solve(chain, path[0], method=method, tol=tol, max_iter=max_iter)  # compile outside the timing
     pose = chain.rest_positions.copy()
     radius = np.linalg.norm(path - root, axis=1)
     inside = radius < WITHIN_REACH * reach
@@ -79,7 +84,7 @@ def track(method: str, path: np.ndarray | None = None, *, tol: float = TOL, prog
     for k in range(n):
         target = path[k]
         start = clock()
-        sol = solve(chain, target, method=method, initial=pose, tol=tol)
+        sol = solve(chain, target, method=method, initial=pose, tol=tol, max_iter=max_iter)
         times_us[k] = (clock() - start) * 1e-3
         best = max(0.0, float(np.linalg.norm(target - root)) - reach)
         errors[k] = max(0.0, sol.error - best)
@@ -107,7 +112,7 @@ def summarise(run: TrackingRun) -> dict:
 
 
 def run_tracking(methods: Sequence[str] = DEFAULT_METHODS, *, n_steps: int = N_STEPS, tol: float = TOL,
-                 progress: bool = False) -> tuple[list[dict], list[TrackingRun]]:
+                 max_iter: int | None = None, progress: bool = False) -> tuple[list[dict], list[TrackingRun]]:
     """Track the same path with every method. Returns the summary rows and the per-step runs."""
     path = target_path(n_steps, benchmark_chain().total_length)
     bar = None
@@ -120,7 +125,7 @@ def run_tracking(methods: Sequence[str] = DEFAULT_METHODS, *, n_steps: int = N_S
         for method in methods:
             if bar is not None:
                 bar.set_postfix_str(method)
-            runs.append(track(method, path, tol=tol, progress=bar))
+            runs.append(track(method, path, tol=tol, max_iter=max_iter, progress=bar))
     finally:
         if bar is not None:
             bar.close()
