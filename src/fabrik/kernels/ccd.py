@@ -14,22 +14,13 @@ for them is about the z axis, so they stay planar.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, off_line2
+from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
 BEND_ANGLE = 0.1
-
-
-@njit(cache=True, error_model="numpy")
-def chain_scale(bone_lengths):
-    """(total length, a positive length scale) of a chain."""
-    total = 0.0
-    for i in range(bone_lengths.shape[0]):
-        total += bone_lengths[i]
-    return total, (total if total > 0.0 else 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -248,11 +239,7 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
     unreachable = dist > total
-    longest = 0.0
-    for i in range(bone_lengths.shape[0]):
-        if bone_lengths[i] > longest:
-            longest = bone_lengths[i]
-    inside_inner_reach = dist < 2.0 * longest - total - tol
+    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED

@@ -7,7 +7,8 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3, dist3v, fallback_direction, place_on_line, reach_sweep
+from fabrik.kernels.vec import (TINY, any_perpendicular, chain_scale, dist3, dist3v, fallback_direction, inner_reach,
+                                place_on_line, reach_sweep)
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
@@ -55,13 +56,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     p = initial.copy()
     n = p.shape[0]
     last = n - 1
-    total = 0.0
-    longest = 0.0
-    for i in range(n - 1):
-        total += bone_lengths[i]
-        if bone_lengths[i] > longest:
-            longest = bone_lengths[i]
-    scale = total if total > 0.0 else 1.0
+    total, scale = chain_scale(bone_lengths)
 
     # direction used where two joints coincide: from the target back towards the root
     fx, fy, fz, dist = fallback_direction(root, target, TINY * scale)
@@ -79,7 +74,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         return p, 1, err, (REACHED if err <= tol else UNREACHABLE)
 
     # Targets closer to the root than 2*longest - total cannot be reached either.
-    inside_inner_reach = dist < 2.0 * longest - total - tol
+    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
 
     err = dist3v(p, last, target)
     if err <= tol and dist3v(p, 0, root) == 0.0:

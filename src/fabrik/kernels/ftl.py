@@ -21,8 +21,8 @@ Arrays are (n, 3); every step is an affine combination of points, so 2D chains s
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import chain_scale, start_pose
-from fabrik.kernels.vec import TINY, dist3, dist3v, fallback_direction, reach_sweep
+from fabrik.kernels.ccd import start_pose
+from fabrik.kernels.vec import TINY, chain_scale, dist3, dist3v, fallback_direction, inner_reach, reach_sweep
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, UNREACHABLE
 
@@ -56,11 +56,7 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
     last = n - 1
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
-    longest = 0.0
-    for i in range(bone_lengths.shape[0]):
-        if bone_lengths[i] > longest:
-            longest = bone_lengths[i]
-    out_of_reach = dist > total or dist < 2.0 * longest - total - tol
+    out_of_reach = dist > total or dist < inner_reach(bone_lengths, total) - tol
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED, length_drift(p, bone_lengths)

@@ -17,8 +17,8 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import BENT, bend_or_stop, chain_scale, rotate_tail_vec, start_pose
-from fabrik.kernels.vec import dist3v
+from fabrik.kernels.ccd import BENT, bend_or_stop, rotate_tail_vec, start_pose
+from fabrik.kernels.vec import chain_scale, dist3v, inner_reach
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, effector_stalled
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
@@ -303,11 +303,7 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
     unreachable = dist > total
-    longest = 0.0
-    for i in range(bone_lengths.shape[0]):
-        if bone_lengths[i] > longest:
-            longest = bone_lengths[i]
-    inside_inner_reach = dist < 2.0 * longest - total - tol
+    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
     planar = is_planar(p, target)
     err = dist3v(p, last, target)
     if err <= tol:

@@ -21,14 +21,14 @@ is exactly the unconstrained method's step.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import bend, chain_scale, is_collinear_with_target
+from fabrik.kernels.ccd import bend, is_collinear_with_target
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
 from fabrik.kernels.frames import axis_angle_matrix, frames_along, planarise, rotate_frame, transport, twist_about_y, \
     twist_between
 from fabrik.kernels.jacobian import clamped_error, fill_jacobian, jacobian_step
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.vec import TINY, chain_scale, dist3v
 
 
 @njit(cache=True, error_model="numpy")
@@ -112,12 +112,6 @@ def turned_frames(desired, frames, dtheta, R, M, tmp):
 
 
 @njit(cache=True, error_model="numpy")
-def _effector_error(p, target):
-    last = p.shape[0] - 1
-    return np.sqrt((p[last, 0] - target[0]) ** 2 + (p[last, 1] - target[1]) ** 2 + (p[last, 2] - target[2]) ** 2)
-
-
-@njit(cache=True, error_model="numpy")
 def jacobian_constrained(initial, lengths, target, root, limits, root_frame, planar, tol, max_iter, mode, damping,
                          max_error_step, max_angle_step, alpha):
     """Solve one constrained chain with a Jacobian method, clamping after every step.
@@ -148,7 +142,7 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
     total, scale = chain_scale(lengths)
     dist = np.sqrt((target[0] - root[0]) ** 2 + (target[1] - root[1]) ** 2 + (target[2] - root[2]) ** 2)
     unreachable = dist > total
-    err = _effector_error(p, target)
+    err = dist3v(p, last, target)
     if err <= tol:
         return p, frames, active, 0, err, 0.0, REACHED
     jac = np.zeros((3, 3 * (n - 1)))
@@ -168,7 +162,7 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
         turned_frames(desired, frames, dtheta, R, M, tmp)
         clamp_chain(p, frames, desired, lengths, limits, root, root_frame, active, planar, G, d)
         it += 1
-        err = _effector_error(p, target)
+        err = dist3v(p, last, target)
         if err <= tol:
             return p, frames, active, it, err, 0.0, REACHED
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
@@ -186,7 +180,7 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
                         desired[i, :, :] = frames[i]
                 clamp_chain(p, frames, desired, lengths, limits, root, root_frame, active, planar, G, d)
                 bends += 1
-                err = _effector_error(p, target)
+                err = dist3v(p, last, target)
                 continue
             return p, frames, active, it, err, 0.0, (UNREACHABLE if unreachable else STALLED)
     return p, frames, active, it, err, 0.0, MAX_ITERATIONS

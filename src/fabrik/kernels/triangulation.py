@@ -23,8 +23,8 @@ an in-plane perpendicular) and every rotation axis is +-z.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import chain_scale, rotate_tail, start_pose, unit_or
-from fabrik.kernels.vec import TINY, any_perpendicular, dist3v
+from fabrik.kernels.ccd import rotate_tail, start_pose, unit_or
+from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v
 
 from fabrik.kernels.stopping import REACHED, STALLED, UNREACHABLE
 

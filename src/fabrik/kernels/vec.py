@@ -11,6 +11,27 @@ from numba import njit
 TINY = 1e-12
 
 
+@njit(cache=True, error_model="numpy")
+def chain_scale(bone_lengths):
+    """(total length, a positive length scale) of a chain with ``bone_lengths`` (n-1,)."""
+    total = 0.0
+    for i in range(bone_lengths.shape[0]):
+        total += bone_lengths[i]
+    return total, (total if total > 0.0 else 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def inner_reach(bone_lengths, total):
+    """The smallest distance from the root at which a chain's end can be: ``2 * longest - total``
+    (negative when the other bones outreach the longest, i.e. the root itself is reachable);
+    ``total`` is the sum of ``bone_lengths``."""
+    longest = 0.0
+    for i in range(bone_lengths.shape[0]):
+        if bone_lengths[i] > longest:
+            longest = bone_lengths[i]
+    return 2.0 * longest - total
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def dist3(a, i, b, j):
     """|a[i] - b[j]| for rows of (n, 3) arrays."""
