@@ -35,10 +35,10 @@ from numba import njit
 
 from fabrik.kernels.stopping import (
     MAX_ITERATIONS,
-    PROGRESS_FRACTION,
     REACHED,
     STALLED,
     UNREACHABLE,
+    effectors_stalled,
     max_joint_move,
     remember_pose,
 )
@@ -213,22 +213,6 @@ def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol,
             goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
         any_moved = True
     return any_moved
-
-
-@njit(cache=True, error_model="numpy")
-def effectors_stalled(p, before, target_idx, tol, err, prev_err):
-    """The first half of the no-progress test: no effector moved by ``tol`` since ``before``
-    (k, 3) and the largest error fell by less than ``PROGRESS_FRACTION`` of itself."""
-    moved = 0.0
-    for t in range(target_idx.shape[0]):
-        j = target_idx[t]
-        x = p[j, 0] - before[t, 0]
-        y = p[j, 1] - before[t, 1]
-        z = p[j, 2] - before[t, 2]
-        m = x * x + y * y + z * z
-        if m > moved:
-            moved = m
-    return moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
 
 
 @njit(cache=True, error_model="numpy")

@@ -74,7 +74,6 @@ from fabrik.kernels.constraints import (
 )
 from fabrik.kernels.fabrik_skeleton import (
     effector_errors,
-    effectors_stalled,
     limb_rotation,
     nudge_collinear,
     rotate_subtree,
@@ -96,6 +95,7 @@ from fabrik.kernels.stopping import (
     REACHED,
     STALLED,
     UNREACHABLE,
+    effectors_stalled,
     max_joint_move,
     remember_pose,
 )
