@@ -186,6 +186,26 @@ def test_zero_bones_and_glued_braces():
     assert _positions_close(motion.world_positions(skel), reference_positions(small_bvh())[1], skel.height())
 
 
+def test_byte_order_mark_is_skipped(tmp_path):
+    text = small_bvh()
+    (tmp_path / "bom.bvh").write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    skel, motion = load_bvh(tmp_path / "bom.bvh")
+    assert skel.names[0] == "Pelvis"
+    assert _positions_close(motion.world_positions(skel), reference_positions(text)[1], skel.height())
+
+
+def test_joint_named_like_an_end_site_keeps_its_name(tmp_path):
+    # the End Site under Arm would be "Arm_End"; a later joint of the file has that name
+    text = small_bvh().replace("JOINT Leg", "JOINT Arm_End")
+    skel, motion = loads_bvh(text)
+    assert skel.names == ("Pelvis", "Zero", "Arm", "Arm_End2", "Arm_End", "Arm_End_End")
+    assert motion.layout.end_sites == frozenset({3, 5})
+    save_bvh(tmp_path / "o.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "o.bvh")
+    assert s2.names == skel.names
+    assert _positions_close(m2.world_positions(s2), motion.world_positions(skel), skel.height())
+
+
 def test_new_motion_saves_with_default_zyx_layout(tmp_path):
     skel = Skeleton.from_parents(["a", "b", "c", "d"], [-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 0.5, 0]])
     rng = np.random.default_rng(3)

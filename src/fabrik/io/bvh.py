@@ -7,7 +7,8 @@ What is read:
 * The HIERARCHY: one ``ROOT``, nested ``JOINT`` blocks and ``End Site`` blocks, each with an
   ``OFFSET`` and (joints) a ``CHANNELS`` line. Joints are numbered depth first in file order,
   so the root is joint 0 and parents come before children. Every ``End Site`` becomes a joint
-  of the skeleton named ``f"{parent}_End"`` (``_End2``, ``_End3``... when that name is taken);
+  of the skeleton named ``f"{parent}_End"`` (``_End2``, ``_End3``... when that name is taken,
+  also when a joint of the file later turns out to have that name: the file's names win);
   ``motion.layout.end_sites`` records which joints they are, so saving writes them back as
   ``End Site`` blocks.
 * Channels: any subset of ``Xposition Yposition Zposition Xrotation Yrotation Zrotation`` in any
@@ -138,6 +139,13 @@ def _parse_hierarchy(tokens: _Tokens):
                 name, k = f"{base}{k}", k + 1
         else:
             name = tokens.rest_of_line(line, "joint name after ROOT/JOINT")
+            if name in names and names.index(name) in end_sites:
+                # the file's own joint names win over the names this reader makes up for End Sites
+                taken = names.index(name)
+                base, k = f"{names[parents[taken]]}_End", 2
+                while f"{base}{k}" in names or f"{base}{k}" == name:
+                    k += 1
+                names[taken] = f"{base}{k}"
             if name in names:
                 raise BVHError(f"joint name {name!r} is used twice (first at line {lines[names.index(name)]})",
                                line, path)
@@ -273,7 +281,7 @@ def loads_bvh(text: str) -> tuple[Skeleton, Motion]:
 
 
 def _parse(text: str, path) -> tuple[Skeleton, Motion]:
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # a byte-order mark some Windows tools write
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
         raise BVHError("empty file", 1, path)
