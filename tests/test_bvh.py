@@ -206,6 +206,25 @@ def test_joint_named_like_an_end_site_keeps_its_name(tmp_path):
     assert _positions_close(m2.world_positions(s2), motion.world_positions(skel), skel.height())
 
 
+@pytest.mark.parametrize("pair", ["ZY", "XZ", "YX", "ZX"])
+def test_two_rotation_channels_round_trip_beyond_90_degrees(pair, tmp_path):
+    # robot-style joints with two rotation channels; angles over 90 degrees on the second axis
+    # are outside the range scipy returns for the middle Euler angle
+    chans = " ".join(f"{c}rotation" for c in pair)
+    text = small_bvh().replace("CHANNELS 3 Yrotation Xrotation Zrotation", f"CHANNELS 2 {chans}")
+    n = 6 + 3 + 6 + 2
+    rows = np.random.default_rng(3).uniform(-175, 175, size=(6, n))
+    rows[:, -1] = [100, -100, 135, -170, 95, 170]
+    text = text.split("Frames:")[0] + "Frames: 6\nFrame Time: 0.01\n" + "\n".join(
+        " ".join(f"{v:.6f}" for v in r) for r in rows) + "\n"
+    skel, motion = loads_bvh(text)
+    assert _positions_close(motion.world_positions(skel), reference_positions(text)[1], skel.height())
+    save_bvh(tmp_path / "o.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "o.bvh")
+    assert m2.layout == motion.layout
+    assert _positions_close(m2.world_positions(s2), motion.world_positions(skel), skel.height())
+
+
 def test_new_motion_saves_with_default_zyx_layout(tmp_path):
     skel = Skeleton.from_parents(["a", "b", "c", "d"], [-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 0.5, 0]])
     rng = np.random.default_rng(3)

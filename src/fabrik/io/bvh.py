@@ -431,7 +431,13 @@ def _partial_euler(r: Rotation, seq: str, name: str) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         ang = r.as_euler(seq + third, degrees=True)
-    return ang[:, :2]
+    # scipy keeps the middle angle within +-90 degrees, so a rotation about the two axes whose
+    # second angle is beyond 90 comes back with the third angle at +-180; (a, b, c) and
+    # (a + 180, 180 - b, c - 180) are the same rotation, and the second has c = 0
+    flip = np.abs(ang[:, 2]) > 90.0
+    ang[flip, 0] += 180.0
+    ang[flip, 1] = 180.0 - ang[flip, 1]
+    return (ang[:, :2] + 180.0) % 360.0 - 180.0
 
 
 def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout | None = None,
