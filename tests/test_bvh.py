@@ -194,6 +194,18 @@ def test_byte_order_mark_is_skipped(tmp_path):
     assert _positions_close(motion.world_positions(skel), reference_positions(text)[1], skel.height())
 
 
+def test_huge_frame_count_is_a_clear_error_not_an_allocation():
+    text = small_bvh().replace("Frames: 4", "Frames: 10000000000000")
+    _raises_at(text, len(text.splitlines()), "10000000000000", "only 4 frame lines")
+
+
+def test_latin1_names_are_read_as_written(tmp_path):
+    text = small_bvh().replace("JOINT Leg", "JOINT \u00c9paule").replace("JOINT Arm", "JOINT \u00c8paule")
+    (tmp_path / "latin1.bvh").write_bytes(text.encode("latin-1"))
+    skel, _ = load_bvh(tmp_path / "latin1.bvh")
+    assert "\u00c9paule" in skel.names and "\u00c8paule" in skel.names
+
+
 def test_joint_named_like_an_end_site_keeps_its_name(tmp_path):
     # the End Site under Arm would be "Arm_End"; a later joint of the file has that name
     text = small_bvh().replace("JOINT Leg", "JOINT Arm_End")

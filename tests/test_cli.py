@@ -52,3 +52,17 @@ def test_bench_chain_constrained(tmp_path, capsys):
     assert set(rows) == {"fabrik-constrained", "ccd-constrained"}
     assert rows["fabrik-constrained"]["max_violation_rad"] <= 1e-6
     assert "cone" in capsys.readouterr().out
+
+
+def test_a_directory_instead_of_a_file_is_a_clear_error(tmp_path, capsys):
+    assert main(["reconstruct", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "fabrik reconstruct: error:" in err and "Traceback" not in err
+
+
+def test_python_dash_m_fabrik_runs_the_cli():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "fabrik", "--version"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "fabrik" in (out.stdout + out.stderr)

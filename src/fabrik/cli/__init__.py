@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:  # OSError: missing file, a directory, no permission
         print(f"fabrik {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

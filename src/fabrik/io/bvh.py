@@ -20,6 +20,8 @@ What is read:
   (the usual reading; for the root they give its world position).
 * A joint's world transform is ``parent_world @ translate(offset) @ rotate(channels)``.
 * MOTION: ``Frames: N``, ``Frame Time: T`` and N lines of numbers, one value per channel.
+* Text: UTF-8 (a byte-order mark is skipped); a file that is not valid UTF-8 is read as Latin-1,
+  the single-byte code page older Windows tools write names in. Files are written as UTF-8.
 
 Anything else raises ``BVHError`` (a ``ValueError``) naming the line number and the problem:
 truncated files, missing or extra braces, unknown channel names, wrong channel counts, frame
@@ -271,7 +273,13 @@ def load_bvh(path) -> tuple[Skeleton, Motion]:
         FileNotFoundError: no such file.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # older Windows tools write joint names in a single-byte code page; Latin-1 keeps every
+        # byte a character of its own, so distinct names stay distinct
+        text = raw.decode("latin-1")
     return _parse(text, str(path))
 
 
@@ -324,7 +332,11 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
     i += 1
 
-    # frame lines
+    # frame lines (the count is checked against the file before anything is allocated for it)
+    if n_frames > len(lines) - i:
+        found = sum(1 for line in lines[i:] if line.strip())
+        raise BVHError(f"'Frames: {n_frames}' declared but only {found} frame lines found (truncated file?)",
+                       len(lines), path)
     n_chan = layout.n_channels
     values = np.empty((n_frames, n_chan))
     f = 0
