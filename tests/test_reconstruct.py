@@ -122,6 +122,58 @@ def test_cli_writes_json_and_bvh(tmp_path, capsys):
     assert np.max(np.abs(m2.world_positions(s2) - fitted.world_positions(skel))) < 1e-6 * skel.height()
 
 
+HINGE_ARM = """HIERARCHY
+ROOT base
+{
+\tOFFSET 0 0 0
+\tCHANNELS 0
+\tJOINT shoulder
+\t{
+\t\tOFFSET 0 1 0
+\t\tCHANNELS 2 Zrotation Xrotation
+\t\tJOINT elbow
+\t\t{
+\t\t\tOFFSET 0 3 0
+\t\t\tCHANNELS 1 Zrotation
+\t\t\tJOINT wrist
+\t\t\t{
+\t\t\t\tOFFSET 0 2.5 0
+\t\t\t\tCHANNELS 0
+\t\t\t\tEnd Site
+\t\t\t\t{
+\t\t\t\t\tOFFSET 0 0.5 0
+\t\t\t\t}
+\t\t\t}
+\t\t}
+\t}
+}
+MOTION
+"""
+
+
+@needs_skeleton_fabrik
+def test_out_on_hinges_and_fixed_joints_writes_three_rotation_channels(tmp_path, capsys):
+    """Solvers turn every joint as a ball joint, so a file with 1- and 2-channel hinges and
+    0-channel joints is written back with all three rotation channels on those joints."""
+    from fabrik.cli import main
+
+    t = np.linspace(0.0, 1.0, 12)
+    rows = np.column_stack([60 * np.sin(3 * t), 20 * t, 90 * t])
+    src = tmp_path / "arm.bvh"
+    src.write_text(HINGE_ARM + f"Frames: {len(rows)}\nFrame Time: 0.04\n"
+                   + "\n".join(" ".join(f"{v:.6f}" for v in r) for r in rows) + "\n")
+    rc = main(["reconstruct", str(src), "--methods", "fabrik", "--out", str(tmp_path / "rec.bvh")])
+    assert rc == 0, capsys.readouterr().err
+    skel, motion = load_bvh(src)
+    s2, m2 = load_bvh(tmp_path / "rec.bvh")
+    assert s2.names == skel.names
+    assert m2.layout.channels[:4] == (("Zrotation", "Yrotation", "Xrotation"), ("Zrotation", "Xrotation", "Yrotation"),
+                                      ("Zrotation", "Yrotation", "Xrotation"), ("Zrotation", "Yrotation", "Xrotation"))
+    report, _, _ = reconstruct_file(src, methods=["fabrik"])
+    fitted = reconstruction_motion(skel, motion, report.result("fabrik").positions)
+    assert np.max(np.abs(m2.world_positions(s2) - fitted.world_positions(skel))) < 1e-6 * skel.height()
+
+
 def test_cli_reports_bad_input(tmp_path, capsys):
     from fabrik.cli import main
 

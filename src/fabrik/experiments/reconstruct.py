@@ -436,7 +436,9 @@ def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
 def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Motion:
     """A motion (rotations) for reconstructed ``positions`` (F, n, 3) of ``motion``'s frames:
     twist seeded from the recording's first frame, then carried frame to frame; the recording's
-    channel layout and frame time are kept.
+    channel layout and frame time are kept, except that joints with fewer than three rotation
+    channels (hinges, fixed joints) get all three (``ChannelLayout.with_all_rotations``): the
+    solvers turn every joint as a ball joint.
 
     The result reproduces ``positions`` exactly where the skeleton can: position-based solvers
     such as FABRIK treat every bone as a free ball joint, so they may bend a joint's rigid set of
@@ -444,7 +446,7 @@ def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Moti
     gets the least-squares rotation instead (``rigid_sub_bases=True`` prevents that). Skeletons
     whose multi-child joints have zero-length children (the CMU files) are reproduced exactly."""
     return rotations_from_positions(skeleton, positions, motion.rotations[0], propagate=True,
-                                    frame_time=motion.frame_time, layout=motion.layout)
+                                    frame_time=motion.frame_time, layout=motion.layout.with_all_rotations())
 
 
 def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:

@@ -89,6 +89,22 @@ class ChannelLayout:
                       for i in range(skeleton.n_joints))
         return cls(chans, leaves)
 
+    def with_all_rotations(self) -> "ChannelLayout":
+        """This layout with three rotation channels on every joint that is not an end site.
+
+        A joint's own channels keep their order and the missing rotation axes follow (in Z, Y, X
+        order). For writing poses from solvers that turn every joint as a ball joint into a file
+        whose hinges have one or two rotation channels, or whose fixed joints have none.
+        """
+        out = []
+        for i, chans in enumerate(self.channels):
+            if i in self.end_sites:
+                out.append(chans)
+                continue
+            have = {c[0] for c in chans if c.endswith("rotation")}
+            out.append(tuple(chans) + tuple(f"{a}rotation" for a in "ZYX" if a not in have))
+        return ChannelLayout(tuple(out), self.end_sites)
+
     def check_for(self, skeleton: Skeleton) -> None:
         """ValueError unless this layout fits ``skeleton`` (one entry per joint, end sites leaves)."""
         if len(self.channels) != skeleton.n_joints:
