@@ -204,3 +204,9 @@ def test_mocap_reconstruction_meets_effectors_and_saves_exactly(tmp_path):
     # written reproduce FABRIK's positions exactly
     s2, m2 = load_bvh(out)
     assert np.max(np.abs(m2.world_positions(s2) - r.positions)) < 1e-6 * report.skeleton_height
+
+
+def test_all_zero_offsets_say_so():
+    skel = Skeleton.from_parents(["root", "a", "b"], [-1, 0, 1], np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="zero length"):
+        reconstruct(skel, np.zeros((2, 3, 3)), methods=["fabrik"])

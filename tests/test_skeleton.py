@@ -329,6 +329,12 @@ def test_bad_target_value_names_the_joint(bad):
         fabrik.solve(sk, targets={"right_tip": [1, 4, 0], "left_tip": bad})
 
 
+def test_oriented_target_on_a_skeleton_says_chains_only():
+    sk = models.y_shape()
+    with pytest.raises(ValueError, match="left_tip.*oriented targets.*chains only"):
+        fabrik.solve(sk, targets={"left_tip": (np.array([-1.0, 4.0, 0.0]), np.eye(3))})
+
+
 @pytest.mark.parametrize("method", ("fabrik",) + COMPARISON)
 def test_bad_initial_and_root_are_rejected(method):
     sk = models.y_shape()

@@ -332,6 +332,9 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             if j in eff:
                 raise ValueError(f"effector {skeleton.names[j]!r} is listed twice")
             eff.append(j)
+    if not eff and not skeleton.bone_lengths.any():
+        raise ValueError("every bone of the skeleton has zero length (all OFFSETs are 0; bones that exist only in "
+                         "position channels cannot be solved for), so there is nothing to reconstruct")
     if not eff:
         raise ValueError("no effectors: give at least one joint other than the root")
     eff_arr = np.array(eff, dtype=np.int64)

@@ -47,7 +47,7 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         model: a ``fabrik.Chain`` or ``fabrik.Skeleton``.
         target: for a chain, the end effector's goal, shape (d,) in the chain's units; or a pair
             ``(xyz, rotation)`` for an oriented target (needs joint limits support, see docs).
-        targets: for a skeleton, ``{joint_name: xyz}`` (or ``(xyz, rotation)``) goals.
+        targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains).
         method: ``"fabrik"`` (default) or a comparison method; ``fabrik.methods()`` lists them.
         initial: (n, d) start pose, root first; default the model's rest pose. Never mutated.
         root: (d,) where the root must be; default ``initial[0]`` (a fixed root). Giving it moves

@@ -324,6 +324,9 @@ def target_arrays(skeleton, targets, arrays: SkeletonArrays | None = None) -> tu
         good = False
     if not good:
         for key, value in targets.items():
+            if isinstance(value, tuple) and len(value) == 2 and np.ndim(value[0]) == 1:
+                raise ValueError(f"targets[{key!r}]: oriented targets (xyz, rotation) are supported on chains only; "
+                                 f"give a skeleton's targets as xyz positions")
             try:
                 as_point(value, f"targets[{key!r}]", 3)
             except ValueError as exc:
