@@ -194,6 +194,22 @@ def test_byte_order_mark_is_skipped(tmp_path):
     assert _positions_close(motion.world_positions(skel), reference_positions(text)[1], skel.height())
 
 
+def test_a_chain_deeper_than_the_recursion_limit_reads_and_writes(tmp_path):
+    import sys
+
+    depth = sys.getrecursionlimit() + 200
+    lines = ["HIERARCHY", "ROOT j0", "{", "OFFSET 0 0 0", "CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation"]
+    for k in range(1, depth):
+        lines += [f"JOINT j{k}", "{", "OFFSET 0 1 0", "CHANNELS 1 Zrotation"]
+    lines += ["}"] * depth
+    lines += ["MOTION", "Frames: 1", "Frame Time: 0.04", " ".join(["0"] * 6 + ["0.01"] * (depth - 1))]
+    skel, motion = loads_bvh("\n".join(lines))
+    assert skel.n_joints == depth
+    save_bvh(tmp_path / "deep.bvh", skel, motion)
+    s2, m2 = load_bvh(tmp_path / "deep.bvh")
+    np.testing.assert_allclose(m2.world_positions(s2), motion.world_positions(skel), atol=1e-9)
+
+
 def test_huge_frame_count_is_a_clear_error_not_an_allocation():
     text = small_bvh().replace("Frames: 4", "Frames: 10000000000000")
     _raises_at(text, len(text.splitlines()), "10000000000000", "only 4 frame lines")

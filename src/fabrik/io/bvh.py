@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +118,19 @@ class _Tokens:
         if not parts:
             raise BVHError(f"missing {expecting}", line, self.path)
         return " ".join(parts)
+
+
+@contextmanager
+def _recursion_room(levels: int):
+    """Let the recursive hierarchy reader and writer go ``levels`` blocks deep (a chain of a
+    thousand joints is one block inside the other). Since Python 3.11 pure-Python calls do not
+    use the C stack, so a higher limit is safe."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 4 * levels + 1000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _parse_hierarchy(tokens: _Tokens):
@@ -300,7 +315,8 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
     motion_line = next((i for i in range(first + 1, len(lines)) if lines[i].strip() == "MOTION"), None)
     hier_stop = motion_line if motion_line is not None else len(lines)
     tokens = _Tokens(lines, first + 1, hier_stop, path)
-    names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
+    with _recursion_room(hier_stop - first):  # one level per nested block; a line holds at most a few
+        names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
     if motion_line is None:
         raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
     layout = ChannelLayout(tuple(channels), frozenset(end_sites))
@@ -505,7 +521,8 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
             write(c, depth + 1)
         out.append(f"{ind}}}")
 
-    write(0, 0)
+    with _recursion_room(skeleton.n_joints):
+        write(0, 0)
     out.append("MOTION")
     out.append(f"Frames: {motion.n_frames}")
     out.append(f"Frame Time: {motion.frame_time:.9g}")
