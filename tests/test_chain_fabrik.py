@@ -357,3 +357,32 @@ def test_public_api_imports():
     for name in fabrik.__all__:
         assert getattr(fabrik, name) is not None
     assert "fabrik" in fabrik.methods()
+
+
+def test_start_pose_with_wrong_lengths_is_not_returned_as_reached():
+    chain = fabrik.Chain.from_positions([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0.0]])
+    # effector already on the target, but the bones are 0.2, 0.45 and 1.35 long
+    sol = fabrik.solve(chain, [1, 1.5, 0.5], initial=[[0, 0, 0], [0, 0.2, 0], [0.4, 0.4, 0], [1, 1.5, 0.5]])
+    assert sol.reached and sol.iterations >= 1
+    np.testing.assert_allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), 1.0, rtol=1e-12)
+    sol = fabrik.solve(chain, [0, 0, 0], initial=np.zeros((4, 3)))  # folded onto the root
+    np.testing.assert_allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), 1.0, rtol=1e-12)
+
+
+def test_max_iter_zero_returns_the_rigid_start_pose_on_the_root():
+    chain = fabrik.Chain.from_positions([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0.0]])
+    sol = fabrik.solve(chain, [1, 1.5, 0.5], root=[0.5, 0, 0], max_iter=0)
+    assert sol.iterations == 0 and sol.status == "max_iterations"
+    np.testing.assert_allclose(sol.positions, chain.rest_positions + [0.5, 0, 0])
+    sol = fabrik.solve(chain, [0, 5, 0], max_iter=0)
+    assert sol.iterations == 0 and sol.status == "unreachable"
+    y = fabrik.models.y_shape()
+    sol = fabrik.solve(y, targets={"left_tip": [0, 4, 0]}, initial=y.rest_positions() * 2, max_iter=0)
+    bones = np.linalg.norm(sol.positions[1:] - sol.positions[y.parents[1:]], axis=1)
+    np.testing.assert_allclose(bones, y.bone_lengths[1:], atol=1e-12)
+
+
+def test_error_reported_after_a_bend_at_the_cap_is_the_returned_pose_s():
+    chain = fabrik.Chain.straight(4)
+    sol = fabrik.solve(chain, [0, 1.5, 0], max_iter=3, tol=1e-6)  # on the chain's line: bent once
+    assert sol.error == pytest.approx(np.linalg.norm(sol.positions[-1] - [0, 1.5, 0]), rel=1e-12)

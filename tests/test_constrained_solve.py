@@ -237,6 +237,13 @@ def test_bad_target_rotation(bad, msg):
         fabrik.solve(chain, (np.array([0.0, 1.0, 1.0]), bad))
 
 
+@pytest.mark.parametrize("rotvec", [[0.3, 0, 0], [np.pi, 0, 0], [0, np.pi, 0]])
+def test_2d_target_rotation_must_turn_about_z(rotvec):
+    chain = fabrik.Chain.straight(4, dim=2)
+    with pytest.raises(ValueError, match="about the z axis only"):
+        fabrik.solve(chain, (np.array([1.0, 2.0]), Rotation.from_rotvec(rotvec)))
+
+
 # --- the DHM arm of Lamb et al.: ball shoulder, hinge elbow 0-120 degrees, ball wrist ----------
 ARM_LIMITS = {
     0: (Cone(100 * DEG, 60 * DEG, 90 * DEG, 90 * DEG), Twist(-80 * DEG, 80 * DEG)),

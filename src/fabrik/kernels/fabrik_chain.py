@@ -7,8 +7,9 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import (TINY, any_perpendicular, chain_scale, dist3, dist3v, fallback_direction, inner_reach,
-                                place_on_line, reach_sweep)
+from fabrik.kernels.ccd import start_pose
+from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, chain_scale, dist3, dist3v,
+                                fallback_direction, inner_reach, place_on_line, reach_sweep)
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
@@ -53,13 +54,23 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     initial: (n, 3) start pose (copied, never mutated); bone_lengths: (n-1,); target, root: (3,).
     """
-    p = initial.copy()
-    n = p.shape[0]
+    n = initial.shape[0]
     last = n - 1
     total, scale = chain_scale(bone_lengths)
 
     # direction used where two joints coincide: from the target back towards the root
     fx, fy, fz, dist = fallback_direction(root, target, TINY * scale)
+    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
+
+    if max_iter == 0:
+        # no iteration: the start pose, made rigid and hung from the root as every method's is
+        p = start_pose(initial, bone_lengths, root, target)
+        err = dist3v(p, last, target)
+        if err <= tol:
+            return p, 0, err, REACHED
+        return p, 0, err, (UNREACHABLE if dist > total or inside_inner_reach else MAX_ITERATIONS)
+
+    p = initial.copy()
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target.
@@ -73,11 +84,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         # a target a hair beyond full reach is still reached within tolerance
         return p, 1, err, (REACHED if err <= tol else UNREACHABLE)
 
-    # Targets closer to the root than 2*longest - total cannot be reached either.
-    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
-
+    # (targets closer to the root than 2*longest - total, inside_inner_reach, cannot be reached either)
     err = dist3v(p, last, target)
-    if err <= tol and dist3v(p, 0, root) == 0.0:
+    if err <= tol and dist3v(p, 0, root) == 0.0 and chain_lengths_hold(p, bone_lengths, scale):
         return p, 0, err, REACHED
 
     perturbations = 0
@@ -123,6 +132,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 if not inside_inner_reach and perturbations < 3:
                     bend_chain(p, target, bone_lengths, scale, fx, fy, fz)
                     perturbations += 1
+                    err = dist3v(p, last, target)  # what a solve capped right here reports
                     continue
                 return p, it, err, (UNREACHABLE if inside_inner_reach else STALLED)
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the

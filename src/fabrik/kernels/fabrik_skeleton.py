@@ -272,6 +272,8 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     if limb_tops.shape[0] > 0:
         swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
 
+    if max_iter == 0 and not lengths_hold(p, parents, lengths, scale):
+        hang_from_root(p, parents, lengths, rest_dirs, eps)  # no iteration: the start pose made rigid
     err = effector_errors(p, target_idx, targets, errors)
     if (err <= tol and p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
             and lengths_hold(p, parents, lengths, scale)):
@@ -415,6 +417,26 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True
     return p, it, errors, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def hang_from_root(p, parents, lengths, rest_dirs, eps):
+    """Give every bone of the pose ``p`` (n, 3) its length, keeping its direction (the rest
+    direction where the bone has none), from the root outwards (in place; the root stays)."""
+    before = p.copy()
+    for i in range(1, parents.shape[0]):
+        q = parents[i]
+        x = before[i, 0] - before[q, 0]
+        y = before[i, 1] - before[q, 1]
+        z = before[i, 2] - before[q, 2]
+        r = np.sqrt(x * x + y * y + z * z)
+        if r > eps:
+            s = lengths[i] / r
+            for c, v in enumerate((x, y, z)):
+                p[i, c] = p[q, c] + s * v
+        else:
+            for c in range(3):
+                p[i, c] = p[q, c] + lengths[i] * rest_dirs[i, c]
 
 
 @njit(cache=True, error_model="numpy")

@@ -21,6 +21,18 @@ def chain_scale(bone_lengths):
 
 
 @njit(cache=True, error_model="numpy")
+def chain_lengths_hold(p, bone_lengths, scale):
+    """True when every bone of the chain pose ``p`` (n, 3) has its length (to 1e-9 of ``scale``)."""
+    for i in range(bone_lengths.shape[0]):
+        x = p[i + 1, 0] - p[i, 0]
+        y = p[i + 1, 1] - p[i, 1]
+        z = p[i + 1, 2] - p[i, 2]
+        if abs(np.sqrt(x * x + y * y + z * z) - bone_lengths[i]) > 1e-9 * scale:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
 def inner_reach(bone_lengths, total):
     """The smallest distance from the root at which a chain's end can be: ``2 * longest - total``
     (negative when the other bones outreach the longest, i.e. the root itself is reachable);

@@ -66,7 +66,7 @@ def parse_options(method: str, options: dict, chain=None):
     if rotation is None:
         return _IDENTITY, False, otol
     matrix = as_rotation_matrix(rotation, "target rotation")
-    if chain is not None and chain.dim == 2 and abs(abs(matrix[2, 2]) - 1.0) > 1e-9:
+    if chain is not None and chain.dim == 2 and abs(matrix[2, 2] - 1.0) > 1e-9:  # a half turn about x or y has -1
         raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
     return matrix, True, otol
 
