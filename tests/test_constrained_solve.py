@@ -279,3 +279,15 @@ def test_constrained_benchmark_rows():
         assert {"mean_iterations", "median_us", "p90_us", "success_rate", "mean_error"} <= set(r)
         assert r["max_violation_rad"] <= 1e-9
         assert 0.0 <= r["success_rate"] <= 1.0 and r["median_us"] > 0
+
+
+@pytest.mark.parametrize("max_iter", [0, 300])
+def test_long_hinge_chain_from_a_folded_start_keeps_lengths_and_frames(max_iter):
+    # rounding in the limited directions used to grow joint by joint (bones 5x their length at 80)
+    n = 80
+    chain = fabrik.Chain.straight(n).with_constraints({i: Hinge((1, 0, 0), -1, 1) for i in range(n - 1)})
+    sol = fabrik.solve(chain, [0, 24, 16], initial=np.zeros((n, 3)), max_iter=max_iter)
+    np.testing.assert_allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), 1.0, atol=1e-12)
+    frames = np.asarray(sol.extras["frames"])
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", frames, frames), np.broadcast_to(np.eye(3), frames.shape),
+                               atol=1e-12)
