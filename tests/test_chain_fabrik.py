@@ -386,3 +386,17 @@ def test_error_reported_after_a_bend_at_the_cap_is_the_returned_pose_s():
     chain = fabrik.Chain.straight(4)
     sol = fabrik.solve(chain, [0, 1.5, 0], max_iter=3, tol=1e-6)  # on the chain's line: bent once
     assert sol.error == pytest.approx(np.linalg.norm(sol.positions[-1] - [0, 1.5, 0]), rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["fabrik", "ftl"])
+def test_tiny_units_are_not_taken_for_coincident_joints(method):
+    # bones of 1e-13: the coincidence test is relative to the chain, not an absolute 1e-12
+    sol = fabrik.solve(fabrik.Chain.straight(4, 1e-13), [1e-13, 1.5e-13, 0.5e-13], tol=1e-17, method=method)
+    assert sol.reached
+
+
+def test_tiny_units_constrained():
+    from fabrik.constraints import Cone
+
+    chain = fabrik.Chain.straight(4, 1e-12).with_constraints({0: Cone.circular(3.0)})
+    assert fabrik.solve(chain, [1e-12, 1.5e-12, 0.5e-12], tol=1e-16).reached

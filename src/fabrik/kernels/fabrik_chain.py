@@ -110,12 +110,12 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         p[last, 0] = target[0]
         p[last, 1] = target[1]
         p[last, 2] = target[2]
-        reach_sweep(p, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz)
+        reach_sweep(p, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz, TINY * scale)
         # backward reaching: root back onto its base, then outwards to the effector
         p[0, 0] = root[0]
         p[0, 1] = root[1]
         p[0, 2] = root[2]
-        x, y, z = reach_sweep(p, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz)
+        x, y, z = reach_sweep(p, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz, TINY * scale)
         it += 1
         ex = x - target[0]
         ey = y - target[1]

@@ -56,13 +56,13 @@ def orientation_error(F, T):
 
 
 @njit(cache=True, error_model="numpy")
-def _unit_or(d, p, i, j, fallback):
-    """d <- unit(p[j] - p[i]); the fallback (3,) direction when the joints coincide."""
+def _unit_or(d, p, i, j, fallback, eps):
+    """d <- unit(p[j] - p[i]); the fallback (3,) direction when the joints are within ``eps``."""
     x = p[j, 0] - p[i, 0]
     y = p[j, 1] - p[i, 1]
     z = p[j, 2] - p[i, 2]
     r = np.sqrt(x * x + y * y + z * z)
-    if r > TINY:
+    if r > eps:
         d[0] = x / r
         d[1] = y / r
         d[2] = z / r
@@ -73,7 +73,7 @@ def _unit_or(d, p, i, j, fallback):
 
 
 @njit(cache=True, error_model="numpy")
-def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame, planar):
+def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame, planar, eps):
     """Effector onto the target, then inwards; joint limits applied reversed (see module doc)."""
     n = p.shape[0]
     last = n - 1
@@ -86,7 +86,7 @@ def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d
         frames[last - 1, :, :] = target_rot
         start = last - 2
     for i in range(start, -1, -1):
-        _unit_or(d, p, i, i + 1, frames[i, :, 1])
+        _unit_or(d, p, i, i + 1, frames[i, :, 1], eps)
         c = i + 1
         if c <= last - 1:
             # the child's frame turned back by its (clamped) twist = the parent frame carried onto
@@ -113,7 +113,7 @@ def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d
 
 
 @njit(cache=True, error_model="numpy")
-def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, align):
+def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, align, eps):
     """Root onto its base, then outwards; each joint's limit against its parent frame.
 
     With ``align``, a bone whose child joint is a hinge is turned about itself (within its twist
@@ -125,7 +125,7 @@ def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, p
         p[0, k] = root[k]
     for i in range(last):
         P = root_frame if i == 0 else frames[i - 1]
-        _unit_or(d, p, i, i + 1, frames[i, :, 1])
+        _unit_or(d, p, i, i + 1, frames[i, :, 1], eps)
         act = limit_direction(limits[i], P, d, False)
         act_t = 0
         if limits[i, COL_TWIST_FLAG] != 0.0:
@@ -196,9 +196,10 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     for k in range(3):
         dist += (target[k] - root[k]) ** 2
     dist = np.sqrt(dist)
+    eps = TINY * (total if total > 0.0 else 1.0)  # joints closer than this coincide
 
     # make the start pose legal (and rooted) first
-    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar))
+    backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar), eps)
     err = 0.0
     for k in range(3):
         err += (p[last, k] - target[k]) ** 2
@@ -215,8 +216,8 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         pz = p[last, 2]
         prev_err = err
         prev_oerr = oerr
-        forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame, planar)
-        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar))
+        forward_stage(p, frames, lengths, limits, goal, target_rot, oriented, G, d, root_frame, planar, eps)
+        backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar), eps)
         it += 1
         for k in range(3):
             goal[k] = target[k]
@@ -254,7 +255,7 @@ def nudge_goal(goal, p, lengths, total):
         u[k] = p[n - 1, k] - p[0, k]
         r += u[k] * u[k]
     r = np.sqrt(r)
-    if r > TINY:
+    if r > TINY * total:
         for k in range(3):
             u[k] /= r
     else:

@@ -74,8 +74,8 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
             q[last, k] = target[k]
             r[0, k] = root[k]
         # the two FTL passes: FABRIK's forward and backward stages, each from the same pose
-        reach_sweep(q, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz)
-        reach_sweep(r, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz)
+        reach_sweep(q, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz, TINY * scale)
+        reach_sweep(r, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz, TINY * scale)
         moved2 = 0.0
         for i in range(n):
             if i == 0:

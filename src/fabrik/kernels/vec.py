@@ -103,11 +103,12 @@ def place_on_line(p, i, j, length, fx, fy, fz, eps):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def reach_sweep(p, first, count, step, ax, ay, az, bone_lengths, fx, fy, fz):
+def reach_sweep(p, first, count, step, ax, ay, az, bone_lengths, fx, fy, fz, eps):
     """One FABRIK stage along a chain: ``place_on_line`` for joints ``first``, ``first + step``,
     ... (``count`` of them, ``step`` = -1 for the forward stage, +1 for the backward stage), each
     placed from the joint before it in the sweep, whose new position (ax, ay, az) the caller has
-    already set. Joint j and its neighbour j - step are joined by bone ``min(j, j - step)``.
+    already set. Joint j and its neighbour j - step are joined by bone ``min(j, j - step)``;
+    joints within ``eps`` (``TINY`` times the chain's length scale) count as coincident.
     Returns the new position of the last joint placed.
 
     Same arithmetic as ``place_on_line``, arranged for speed: a stage is one long dependency chain,
@@ -128,7 +129,7 @@ def reach_sweep(p, first, count, step, ax, ay, az, bone_lengths, fx, fy, fz):
     for m in range(count):
         bone = j if step < 0 else j - 1
         r2 = dx * dx + dy * dy + dz * dz
-        if r2 <= TINY * TINY:
+        if r2 <= eps * eps:
             dx = fx
             dy = fy
             dz = fz
