@@ -400,3 +400,19 @@ def test_tiny_units_constrained():
 
     chain = fabrik.Chain.straight(4, 1e-12).with_constraints({0: Cone.circular(3.0)})
     assert fabrik.solve(chain, [1e-12, 1.5e-12, 0.5e-12], tol=1e-16).reached
+
+
+def test_chains_started_folded_onto_the_root_reach_reachable_targets():
+    # every joint on the root folds the chain onto the target line; the bends must open the fold
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        n = int(rng.integers(5, 31))
+        lengths = rng.uniform(0.05, 1.0, n - 1) ** 2 * 10
+        chain = Chain.from_positions(np.vstack([np.zeros(3), np.outer(np.cumsum(lengths), [0, 1, 0])]))
+        total = lengths.sum()
+        radius = rng.uniform(max(0.0, 2 * lengths.max() - total) + 0.05 * total, 0.95 * total)
+        direction = rng.normal(size=3)
+        target = radius * direction / np.linalg.norm(direction)
+        sol = solve(chain, target, initial=np.zeros((n, 3)), tol=1e-3)
+        assert sol.reached, (n, sol)
+        assert_lengths_kept(chain, sol.positions)

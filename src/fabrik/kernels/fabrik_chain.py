@@ -14,14 +14,27 @@ from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, cha
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move
 
 
-@njit(cache=True, error_model="numpy")
-def bend_chain(p, target, bone_lengths, scale, fx, fy, fz):
-    """Bend a stuck chain by a small angle (section 5.4), in place.
+#: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
+#: BEND_ANGLE * (i + 1) / (n - 1), so every joint's angle changes by BEND_ANGLE / (n - 1).
+#: Measured on 900 random reachable targets of 5-30 joint chains started folded onto the root:
+#: 163 stalled with the first bend alone; with this one after it, none.
+BEND_ANGLE = 0.2
 
-    Every joint after the root is shifted sideways (perpendicular to the root-to-target line, in
-    the z = 0 plane for planar chains) by a tenth of the shortest bone, then the bone lengths are
-    restored outwards from the root. The first bone tilts by a small angle, which takes the chain
-    off the line through the target (straight) or folded back on itself (folded).
+
+@njit(cache=True, error_model="numpy")
+def bend_chain(p, target, bone_lengths, scale, fx, fy, fz, ramp):
+    """Bend a stuck chain (section 5.4), in place, in one of two ways.
+
+    The first bend (``ramp`` False) is the paper's small bend: every joint after the root moves
+    sideways (perpendicular to the root-to-target line, in the z = 0 plane for planar chains) by
+    a tenth of the shortest bone, and the bone lengths are restored outwards from the root, so
+    the first bone tilts. That frees a straight chain (even with the target at the edge of its
+    reach), but a chain folded back on itself keeps its fold and can fold back again.
+
+    Later bends (``ramp`` True) turn bone i by ``BEND_ANGLE * (i + 1) / (n - 1)`` about an axis
+    across the root-to-target line (+-z for planar chains, which stay planar) and rebuild the
+    joints from the root with the exact bone lengths: every joint angle changes by the same
+    small amount, which opens folds too (a uniform turn of every bone would not).
     """
     n = p.shape[0]
     u = np.zeros(3)
@@ -37,15 +50,40 @@ def bend_chain(p, target, bone_lengths, scale, fx, fy, fz):
         for k in range(3):
             u[k] = (target[k] - p[0, k]) / r
     side = any_perpendicular(u)
-    shortest = scale
-    for i in range(bone_lengths.shape[0]):
-        if 0.0 < bone_lengths[i] < shortest:
-            shortest = bone_lengths[i]
-    for i in range(1, n):
-        for k in range(3):
-            p[i, k] += 0.1 * shortest * side[k]
+    if not ramp:
+        shortest = scale
+        for i in range(bone_lengths.shape[0]):
+            if 0.0 < bone_lengths[i] < shortest:
+                shortest = bone_lengths[i]
+        for i in range(1, n):
+            for k in range(3):
+                p[i, k] += 0.1 * shortest * side[k]
+        for i in range(n - 1):
+            place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz, TINY * scale)
+        return
+    ax = u[1] * side[2] - u[2] * side[1]
+    ay = u[2] * side[0] - u[0] * side[2]
+    az = u[0] * side[1] - u[1] * side[0]
+    before = p.copy()
     for i in range(n - 1):
-        place_on_line(p, i + 1, i, bone_lengths[i], fx, fy, fz, TINY)
+        dx = before[i + 1, 0] - before[i, 0]
+        dy = before[i + 1, 1] - before[i, 1]
+        dz = before[i + 1, 2] - before[i, 2]
+        length = np.sqrt(dx * dx + dy * dy + dz * dz)
+        if length <= TINY * scale:
+            dx, dy, dz, length = -fx, -fy, -fz, 1.0  # coincident joints: towards the target
+        angle = BEND_ANGLE * (i + 1) / (n - 1)
+        c = np.cos(angle)
+        s = np.sin(angle)
+        # Rodrigues: d cos + (a x d) sin + a (a . d)(1 - cos)
+        ad = ax * dx + ay * dy + az * dz
+        rx = dx * c + (ay * dz - az * dy) * s + ax * ad * (1.0 - c)
+        ry = dy * c + (az * dx - ax * dz) * s + ay * ad * (1.0 - c)
+        rz = dz * c + (ax * dy - ay * dx) * s + az * ad * (1.0 - c)
+        lam = bone_lengths[i] / length
+        p[i + 1, 0] = p[i, 0] + lam * rx
+        p[i + 1, 1] = p[i, 1] + lam * ry
+        p[i + 1, 2] = p[i, 2] + lam * rz
 
 
 @njit(cache=True, error_model="numpy")
@@ -130,7 +168,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 # Stuck on a reachable target: the straight-chain singularity of section 5.4, or
                 # a chain within rounding of it (straight or folded). Bend it and go on.
                 if not inside_inner_reach and perturbations < 3:
-                    bend_chain(p, target, bone_lengths, scale, fx, fy, fz)
+                    bend_chain(p, target, bone_lengths, scale, fx, fy, fz, perturbations > 0)
                     perturbations += 1
                     err = dist3v(p, last, target)  # what a solve capped right here reports
                     continue
