@@ -416,3 +416,24 @@ def test_chains_started_folded_onto_the_root_reach_reachable_targets():
         sol = solve(chain, target, initial=np.zeros((n, 3)), tol=1e-3)
         assert sol.reached, (n, sol)
         assert_lengths_kept(chain, sol.positions)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: Chain(np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0.0]]), np.array([1.0, np.nan])), "finite"),
+    (lambda: Chain([[0, 0, 0], [0, 1, 0]], [2.0]), "disagree"),
+    (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0, 1.0]), "shape"),
+    (lambda: Chain.straight(3, dim=1), "dim"),
+    (lambda: Chain.straight(3, axis=3), "axis"),
+    (lambda: Chain.straight(3, float("inf")), "bone_length"),
+    (lambda: Chain.straight("3"), "n_joints"),
+    (lambda: Chain.straight(3.5), "n_joints"),
+])
+def test_chain_constructors_check_their_input(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_chain_constructor_takes_lists_and_freezes_them():
+    chain = Chain([[0, 0, 0], [0, 1, 0]], [1.0])
+    assert not chain.rest_positions.flags.writeable and not chain.bone_lengths.flags.writeable
+    assert solve(chain, [0, 1, 0]).reached

@@ -270,8 +270,9 @@ def test_cone_projection_lands_inside_and_is_idempotent(up, down, left, right, d
         assert not moved and (x, y, z) == tuple(d)
     x2, y2, z2, _ = nearest_in_cone(x, y, z, *s)
     # exact up to rounding; on the rim (|y| ~ 1e-9, the plane mapping's lift) a boundary point may
-    # hop to its mirror across the rim, a few 1e-9 away
-    assert np.allclose([x2, y2, z2], [x, y, z], atol=1e-8)
+    # hop to its mirror across the rim, up to about 1e-8 away (seen: y = -6.7e-9 -> +6.7e-9 on a
+    # cone of 57/57/57/96 degrees)
+    assert np.allclose([x2, y2, z2], [x, y, z], atol=3e-8)
 
 
 def test_nearest_point_small_ellipse_known_answer():

@@ -7,6 +7,8 @@ joint is the end effector. Units are those of the positions you give.
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -40,6 +42,24 @@ class Chain:
     up: np.ndarray | None = None
 
     def __post_init__(self):
+        positions = as_points(self.rest_positions, "rest_positions", min_count=2)
+        try:
+            lengths = np.asarray(self.bone_lengths, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"bone_lengths must be numbers, got {self.bone_lengths!r}") from None
+        if lengths.shape != (positions.shape[0] - 1,):
+            raise ValueError(f"bone_lengths must have shape ({positions.shape[0] - 1},) for {positions.shape[0]} "
+                             f"joints, got {lengths.shape}")
+        if not np.isfinite(lengths).all() or (lengths < 0).any():
+            raise ValueError(f"bone_lengths must be finite and >= 0, got {lengths}")
+        measured = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+        if np.abs(measured - lengths).max() > 1e-9 * max(float(measured.sum()), float(lengths.sum()), 1e-300):
+            raise ValueError("bone_lengths disagree with the distances between rest_positions; build the chain with "
+                             "Chain.from_positions(points)")
+        for name, value in (("rest_positions", positions), ("bone_lengths", lengths)):
+            given = getattr(self, name)
+            if not (isinstance(given, np.ndarray) and given.dtype == np.float64 and not given.flags.writeable):
+                object.__setattr__(self, name, _frozen(value))
         # Writable private copies for the kernels: numba compiles read-only arrays as a separate
         # type, so handing kernels these keeps one compiled signature. Kernels never write to them.
         # 2D chains are embedded in z = 0 (kernels are 3D only).
@@ -71,10 +91,18 @@ class Chain:
     @classmethod
     def straight(cls, n_joints: int, bone_length: float = 1.0, *, dim: int = 3, axis: int = 1) -> "Chain":
         """A straight chain of ``n_joints`` joints from the origin along +axis (default +Y)."""
+        try:
+            n_joints = operator.index(n_joints)
+        except TypeError:
+            raise ValueError(f"n_joints must be a whole number, got {n_joints!r}") from None
         if n_joints < 2:
             raise ValueError(f"n_joints must be >= 2, got {n_joints}")
-        if not bone_length > 0:
-            raise ValueError(f"bone_length must be > 0, got {bone_length}")
+        if isinstance(bone_length, (str, bytes)) or not 0 < float(bone_length) < math.inf:
+            raise ValueError(f"bone_length must be a finite number > 0, got {bone_length!r}")
+        if dim not in (2, 3):
+            raise ValueError(f"dim must be 2 or 3, got {dim!r}")
+        if axis not in range(dim):
+            raise ValueError(f"axis must be one of {list(range(dim))} for a {dim}D chain, got {axis!r}")
         points = np.zeros((n_joints, dim))
         points[:, axis] = np.arange(n_joints) * float(bone_length)
         return cls.from_positions(points)
