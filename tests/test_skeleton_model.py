@@ -43,3 +43,19 @@ def test_unknown_joint_lists_the_joints():
     sk = models.y_shape()
     with pytest.raises(ValueError, match="unknown joint 'nose'; joints are: root, trunk1"):
         sk.index("nose")
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: Skeleton.from_positions(["a", "b"], [-1, 7], np.zeros((2, 3))), "parent 7"),
+    (lambda: Skeleton.from_parents(["a", "b"], [-1, 0.5], np.zeros((2, 3))), "whole numbers"),
+    (lambda: Skeleton.from_parents(["a", "b"], ["x", 0], np.zeros((2, 3))), "whole numbers"),
+    (lambda: Skeleton.from_parents(["a", "b"], [-1, 0], "xy"), "offsets"),
+])
+def test_bad_parents_and_offsets_are_named(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_integral_float_parents_become_int64():
+    skel = Skeleton(("a", "b", "c"), np.array([-1, 0, 1.0]), np.zeros((3, 3)) + [0, 1, 0])
+    assert skel.parents.dtype == np.int64 and not skel.parents.flags.writeable

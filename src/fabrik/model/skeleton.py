@@ -20,6 +20,20 @@ def _frozen(arr, dtype=np.float64) -> np.ndarray:
     return arr
 
 
+def _as_parents(value) -> np.ndarray:
+    """Parent indices as int64; ValueError unless every entry is a whole number."""
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64)
+        arr = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or not np.isfinite(arr).all() or (arr != np.round(arr)).any():
+        raise ValueError(f"parents must be whole numbers (-1 for the root), got {value!r}")
+    return arr.astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class Skeleton:
     """An immutable tree of named joints.
@@ -38,8 +52,11 @@ class Skeleton:
 
     def __post_init__(self):
         n = len(self.names)
-        parents = np.asarray(self.parents)
-        offsets = np.asarray(self.offsets)
+        parents = _as_parents(self.parents)
+        try:
+            offsets = np.asarray(self.offsets, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"offsets must be an (n, 3) array of numbers, got {self.offsets!r}") from None
         if n < 2:
             raise ValueError(f"a skeleton needs at least 2 joints, got {n}")
         if len(set(self.names)) != n:
@@ -62,19 +79,26 @@ class Skeleton:
             if not 0 <= parents[i] < i:
                 raise ValueError(
                     f"joints must be in topological order: joint {i} ({self.names[i]!r}) has parent {int(parents[i])}")
+        for name, value, dtype in (("parents", parents, np.int64), ("offsets", offsets, np.float64)):
+            given = getattr(self, name)
+            if not (isinstance(given, np.ndarray) and given.dtype == dtype and not given.flags.writeable):
+                object.__setattr__(self, name, _frozen(value, dtype))
 
     @classmethod
     def from_parents(cls, names: Sequence[str], parents: Sequence[int], offsets) -> "Skeleton":
         """Build a skeleton from names, parent indices (-1 for the root) and rest offsets (n, 3)."""
-        return cls(tuple(str(n) for n in names), _frozen(parents, np.int64), _frozen(offsets))
+        return cls(tuple(str(n) for n in names), parents, offsets)
 
     @classmethod
     def from_positions(cls, names: Sequence[str], parents: Sequence[int], positions) -> "Skeleton":
         """Build a skeleton from joint rest positions (n, 3) in world coordinates."""
-        positions = np.asarray(positions, dtype=np.float64)
-        parents = np.asarray(parents, dtype=np.int64)
+        try:
+            positions = np.asarray(positions, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"positions must be an (n, 3) array of numbers, got {positions!r}") from None
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] != len(names):
             raise ValueError(f"positions must have shape ({len(names)}, 3), got {positions.shape}")
+        parents = cls.from_parents(names, parents, np.zeros((len(names), 3))).parents  # checked before use
         offsets = positions.copy()
         offsets[1:] -= positions[np.clip(parents[1:], 0, None)]
         return cls.from_parents(names, parents, offsets)
