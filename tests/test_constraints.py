@@ -376,3 +376,19 @@ def test_pack_limits_layout():
     assert table[0, 0] == 2 and table[0, 10] == 1 and table[0, 11] == table[0, 12] == 0  # hinge: twist held at 0
     assert table[1, 0] == 1 and table[1, 10] == 1 and list(table[1, 11:13]) == [-1, 1]
     assert table[2].sum() == 0
+
+
+def test_huge_hinge_axis_is_normalised_without_overflow():
+    from fabrik.constraints import Hinge
+
+    np.testing.assert_allclose(Hinge((1e308, 0, 1e308), 0, 1).axis, [2 ** -0.5, 0, 2 ** -0.5])
+
+
+def test_limit_helpers_name_the_model_they_need():
+    import fabrik
+    from fabrik.constraints import humanoid, random_pose
+
+    with pytest.raises(ValueError, match="Chain"):
+        random_pose(fabrik.models.y_shape())
+    with pytest.raises(ValueError, match="Skeleton"):
+        humanoid(fabrik.Chain.straight(3))

@@ -207,3 +207,21 @@ def test_jacobian_options_are_checked_and_used():
     assert heavy.iterations > light.iterations
     fixed = solve(chain, [2.0, 3.0, 0.5], method="jacobian-transpose", alpha=0.01)
     assert fixed.reached
+
+
+def test_argument_types_are_named():
+    chain = fabrik.Chain.straight(3)
+    with pytest.raises(ValueError, match="method must be a method name"):
+        fabrik.solve(chain, [0, 1, 1], method=["fabrik"])
+    with pytest.raises(ValueError, match="tol must be a number"):
+        fabrik.solve(chain, [0, 1, 1], tol="1e-3")
+    with pytest.raises(ValueError, match="kind must be"):
+        fabrik.methods("tree")
+
+
+def test_coordinates_too_large_to_square_are_refused():
+    chain = fabrik.Chain.straight(4)
+    with pytest.raises(ValueError, match="coordinates must stay below"):
+        fabrik.solve(chain, [1e308, 1e308, 1e308])
+    with pytest.raises(ValueError, match="coordinates must stay below"):
+        fabrik.Chain.straight(4, 1e80)

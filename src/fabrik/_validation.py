@@ -12,6 +12,12 @@ import math
 import numpy as np
 
 
+#: Coordinates (in any unit) must stay below this size: the kernels multiply up to four lengths
+#: together (the rotation-based methods' cross products of squared distances), and 1e77 to the
+#: fourth overflows to infinity (CCD returned NaN on a chain of 1e80-unit bones).
+MAX_COORDINATE = 1e75
+
+
 def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -> np.ndarray:
     """Return ``value`` as a fresh C-contiguous float64 array of shape (n, d), d in {2, 3}.
 
@@ -31,6 +37,9 @@ def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains a non-finite value (NaN or inf) at index {tuple(int(i) for i in bad)}")
+    if arr.size and np.abs(arr).max() >= MAX_COORDINATE:
+        raise ValueError(f"{name} has a coordinate of size {np.abs(arr).max():g}; coordinates must stay below "
+                         f"{MAX_COORDINATE:g} (squared distances would overflow)")
     return arr
 
 
@@ -53,9 +62,12 @@ def as_point(value, name: str, dim: int) -> np.ndarray:
         if arr.shape != (dim,):
             raise ValueError(f"{name} must have shape ({dim},) to match the model, got shape {arr.shape}")
     coords = arr.tolist()
-    # NaN and inf survive a sum; only a huge finite overflow needs the slower check
-    if not math.isfinite(sum(coords)) and not all(map(math.isfinite, coords)):
-        raise ValueError(f"{name} contains a non-finite value (NaN or inf): {coords}")
+    # one C call catches NaN (comparison false), inf and coordinates too large to square
+    if not math.hypot(*coords) < MAX_COORDINATE:
+        if not all(map(math.isfinite, coords)):
+            raise ValueError(f"{name} contains a non-finite value (NaN or inf): {coords}")
+        raise ValueError(f"{name} is {math.hypot(*coords):g} from the origin; coordinates must stay below "
+                         f"{MAX_COORDINATE:g} (squared distances would overflow)")
     return arr
 
 
@@ -63,6 +75,8 @@ def check_tol(tol, name: str = "tol") -> float:
     """A finite, non-negative tolerance, as float."""
     if type(tol) is float and 0.0 <= tol < math.inf:
         return tol
+    if isinstance(tol, (str, bytes, bool)):
+        raise ValueError(f"{name} must be a number, got {tol!r}")
     try:
         value = float(tol)
     except (TypeError, ValueError):

@@ -123,6 +123,8 @@ class Hinge:
             raise ValueError(f"Hinge.axis must be 3 numbers, got {self.axis!r}") from None
         if axis.shape != (3,) or not np.isfinite(axis).all():
             raise ValueError(f"Hinge.axis must be 3 finite numbers, got {self.axis!r}")
+        if np.abs(axis).max() > 0.0:
+            axis = axis / np.abs(axis).max()  # so that the norm cannot overflow
         norm = float(np.linalg.norm(axis))
         if norm == 0.0:
             raise ValueError("Hinge.axis must be non-zero")
@@ -556,6 +558,10 @@ def random_pose(chain, rng=None) -> tuple[np.ndarray, np.ndarray]:
     the twist range (0 for a hinge without one, and for 2D chains). The root stays at its rest
     position. Useful to make targets that are known to be reachable within the limits.
     """
+    from fabrik.model.chain import Chain
+
+    if not isinstance(chain, Chain):
+        raise ValueError(f"random_pose takes a fabrik.Chain, got {type(chain).__name__}")
     rng = np.random.default_rng(rng)
     n = chain.n_joints
     lengths = chain.bone_lengths

@@ -240,8 +240,11 @@ def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
         ``skeleton.with_constraints``, and the names of joints with a non-zero bone leaving
         them that got no limit (e.g. fingers, thumbs, or names the rules do not know).
     """
+    from fabrik.model.skeleton import Skeleton
     from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays
 
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"humanoid limits are placed by joint names on a fabrik.Skeleton, got {type(skeleton).__name__}")
     tables = constrained_arrays(skeleton)
     lengths = skeleton.bone_lengths
     rest = skeleton.rest_positions()

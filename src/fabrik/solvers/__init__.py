@@ -64,6 +64,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         ValueError: bad shapes, non-finite numbers, negative ``tol`` or ``max_iter``, unknown
             method or joint names.
     """
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a method name (a str; fabrik.methods() lists them), got {method!r}")
     if type(tol) is not float or not 0.0 <= tol < math.inf:
         tol = check_tol(tol)
     if max_iter is not None:
@@ -123,6 +125,8 @@ def _constrained_variant(method: str, kind: str) -> str:
 
 def methods(kind: str = "chain") -> list[str]:
     """Names of the available methods for ``"chain"`` or ``"skeleton"`` models."""
+    if kind not in ("chain", "skeleton"):
+        raise ValueError(f"kind must be 'chain' or 'skeleton', got {kind!r}")
     return sorted(CHAIN_METHODS if kind == "chain" else SKELETON_METHODS)
 
 

@@ -31,5 +31,5 @@ def lookup(name: str, kind: str) -> Callable:
     table = CHAIN_METHODS if kind == "chain" else SKELETON_METHODS
     try:
         return table[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: an unhashable name such as a list
         raise ValueError(f"unknown method {name!r} for a {kind}; methods are: {', '.join(sorted(table))}") from None
