@@ -266,10 +266,10 @@ def renormalise(d):
     built from the reference frame's axes, and each frame from the limited direction of the bone
     before it, so without this the rounding grows joint by joint: on an 80-joint hinge chain the
     bones ended up 5 times their length."""
-    r = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-    d[0] /= r
-    d[1] /= r
-    d[2] /= r
+    inv = 1.0 / np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    d[0] *= inv
+    d[1] *= inv
+    d[2] *= inv
 
 
 @njit(cache=True, error_model="numpy")
