@@ -214,3 +214,9 @@ def test_a_hand_that_is_not_rigid_releases_its_group_and_reaches():
         goal_pose[thumb_end] = goal_pose[wrist] + turn.apply(goal_pose[thumb_end] - goal_pose[wrist])
         sol = solve_skeleton_arrays(sk, leaves, goal_pose[leaves], start, goal_pose[0], 1e-4, 3000, "limbs", True)
         assert sol.status == "reached" and sol.error <= 1e-4, (seed, sol.status, sol.error)
+
+
+def test_swing_limbs_takes_a_bool_only():
+    y = fabrik.models.y_shape()
+    with pytest.raises(ValueError, match="swing_limbs must be True or False"):
+        fabrik.solve(y, targets={"left_tip": [0, 4, 0]}, swing_limbs="no")

@@ -216,6 +216,8 @@ _NO_LIMBS = np.zeros(0, dtype=np.int64)
 
 def limb_arrays(arrays: "SkeletonArrays", swing_limbs: bool):
     """The limb arrays the kernels get: (limb tops or none, order, subtree_end, position)."""
+    if not isinstance(swing_limbs, (bool, np.bool_)):
+        raise ValueError(f"swing_limbs must be True or False, got {swing_limbs!r}")
     return (arrays.limb_tops if swing_limbs else _NO_LIMBS, arrays.order, arrays.subtree_end, arrays.position)
 
 
@@ -428,7 +430,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, bool(swing_limbs)))
+        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()

@@ -375,7 +375,7 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, tables.circ,
         tables.hcs, tables.own_start,
         tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter),
-        *limb_arrays(arrays, bool(swing_limbs)))
+        *limb_arrays(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
