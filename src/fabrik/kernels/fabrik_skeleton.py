@@ -273,7 +273,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
 
     if max_iter == 0 and not lengths_hold(p, parents, lengths, scale):
-        hang_from_root(p, parents, lengths, rest_dirs, eps)  # no iteration: the start pose made rigid
+        rebuild_lengths(p, parents, lengths, rest_dirs, eps)  # no iteration: the start pose made rigid
     err = effector_errors(p, target_idx, targets, errors)
     if (err <= tol and p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
             and lengths_hold(p, parents, lengths, scale)):
@@ -420,20 +420,21 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
 
 
 @njit(cache=True, error_model="numpy")
-def hang_from_root(p, parents, lengths, rest_dirs, eps):
-    """Give every bone of the pose ``p`` (n, 3) its length, keeping its direction (the rest
-    direction where the bone has none), from the root outwards (in place; the root stays)."""
-    before = p.copy()
+def rebuild_lengths(p, parents, lengths, rest_dirs, eps):
+    """Rescale every bone of ``p`` (in place, root outwards) to its exact length, keeping its
+    direction (the rest direction where the bone has collapsed to a point)."""
+    src = p.copy()
     for i in range(1, parents.shape[0]):
         q = parents[i]
-        x = before[i, 0] - before[q, 0]
-        y = before[i, 1] - before[q, 1]
-        z = before[i, 2] - before[q, 2]
+        x = src[i, 0] - src[q, 0]
+        y = src[i, 1] - src[q, 1]
+        z = src[i, 2] - src[q, 2]
         r = np.sqrt(x * x + y * y + z * z)
         if r > eps:
-            s = lengths[i] / r
-            for c, v in enumerate((x, y, z)):
-                p[i, c] = p[q, c] + s * v
+            lam = lengths[i] / r
+            p[i, 0] = p[q, 0] + lam * x
+            p[i, 1] = p[q, 1] + lam * y
+            p[i, 2] = p[q, 2] + lam * z
         else:
             for c in range(3):
                 p[i, c] = p[q, c] + lengths[i] * rest_dirs[i, c]

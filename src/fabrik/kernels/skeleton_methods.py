@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.fabrik_skeleton import effector_errors, rotate_subtree, tree_setup
+from fabrik.kernels.fabrik_skeleton import effector_errors, rebuild_lengths, rotate_subtree, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
 from fabrik.kernels.vec import TINY
 
@@ -122,27 +122,6 @@ def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
         s = max_angle_step / biggest
         for c in range(n_cols):
             dw[c] *= s
-
-
-@njit(cache=True, error_model="numpy")
-def rebuild_lengths(p, parents, lengths, rest_dirs, eps):
-    """Rescale every bone of ``p`` (in place, root outwards) to its exact length, keeping its
-    direction (the rest direction where the bone has collapsed to a point)."""
-    src = p.copy()
-    for i in range(1, parents.shape[0]):
-        q = parents[i]
-        x = src[i, 0] - src[q, 0]
-        y = src[i, 1] - src[q, 1]
-        z = src[i, 2] - src[q, 2]
-        r = np.sqrt(x * x + y * y + z * z)
-        if r > eps:
-            lam = lengths[i] / r
-            p[i, 0] = p[q, 0] + lam * x
-            p[i, 1] = p[q, 1] + lam * y
-            p[i, 2] = p[q, 2] + lam * z
-        else:
-            for c in range(3):
-                p[i, c] = p[q, c] + lengths[i] * rest_dirs[i, c]
 
 
 @njit(cache=True, error_model="numpy")
