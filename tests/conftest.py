@@ -1,8 +1,16 @@
 """Shared fixtures: the real motion-capture folder (skips cleanly when absent)."""
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI (.ci/run sets CI=1) draws the same property-test examples every run, so that a red build
+# always points at a change and never at a newly drawn example; local runs keep exploring.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 MOCAP_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap"
 
