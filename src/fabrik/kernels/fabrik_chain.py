@@ -7,7 +7,7 @@ Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import start_pose
+from fabrik.kernels.ccd import start_pose_result
 from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, chain_scale, dist3, dist3v,
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
@@ -102,11 +102,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     if max_iter == 0:
         # no iteration: the start pose, made rigid and hung from the root as every method's is
-        p = start_pose(initial, bone_lengths, root, target)
-        err = dist3v(p, last, target)
-        if err <= tol:
-            return p, 0, err, REACHED
-        return p, 0, err, (UNREACHABLE if dist > total or inside_inner_reach else MAX_ITERATIONS)
+        return start_pose_result(initial, bone_lengths, root, target, tol)
 
     p = initial.copy()
 

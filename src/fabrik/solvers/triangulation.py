@@ -11,6 +11,7 @@ start pose. No method options.
 
 from __future__ import annotations
 
+from fabrik.kernels.ccd import start_pose_result
 from fabrik.kernels.triangulation import triangulation_chain
 from fabrik.solvers.registry import register
 from fabrik.solvers.result import STATUSES, Solution
@@ -22,15 +23,7 @@ def solve_triangulation_chain(chain, target, initial, root, tol, max_iter, **opt
     if options:
         raise ValueError(f"method 'triangulation' takes no options, got {sorted(options)}")
     if max_iter == 0:
-        import numpy as np
-
-        from fabrik.kernels.ccd import start_pose
-
-        p = start_pose(initial, chain._kernel_lengths, root, target)
-        err = float(np.linalg.norm(p[-1] - target))
-        total = chain.total_length
-        dist = float(np.linalg.norm(target - root))
-        code = 0 if err <= tol else (1 if dist > total or dist < chain.inner_reach - tol else 3)
-        return Solution(p, 0, err, STATUSES[code], "triangulation")
+        positions, iterations, error, code = start_pose_result(initial, chain._kernel_lengths, root, target, tol)
+        return Solution(positions, iterations, error, STATUSES[code], "triangulation")
     positions, iterations, error, code = triangulation_chain(initial, chain._kernel_lengths, target, root, tol)
     return Solution(positions, iterations, error, STATUSES[code], "triangulation")
