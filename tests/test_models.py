@@ -26,7 +26,8 @@ def test_y_shape_has_10_joints_and_2_effectors():
 def test_y_shape_scales_and_checks_its_arguments():
     sk = models.y_shape(bone_length=2.5, branch_angle=math.radians(20))
     np.testing.assert_allclose(sk.bone_lengths[1:], 2.5)
-    for bad in ({"bone_length": 0.0}, {"bone_length": float("nan")}, {"branch_angle": 0.0}, {"branch_angle": 2.0}):
+    for bad in ({"bone_length": 0.0}, {"bone_length": float("nan")}, {"branch_angle": 0.0}, {"branch_angle": 2.0},
+                {"bone_length": "1"}, {"branch_angle": "0.5"}):
         with pytest.raises(ValueError):
             models.y_shape(**bad)
 

@@ -65,6 +65,8 @@ def as_point(value, name: str, dim: int) -> np.ndarray:
     # one C call catches NaN (comparison false), inf and coordinates too large to square
     if not math.hypot(*coords) < MAX_COORDINATE:
         if not all(map(math.isfinite, coords)):
+            if isinstance(value, (list, tuple)) and any(v is None for v in value):
+                raise ValueError(f"{name} contains None: {list(value)!r}")
             raise ValueError(f"{name} contains a non-finite value (NaN or inf): {coords}")
         raise ValueError(f"{name} is {math.hypot(*coords):g} from the origin; coordinates must stay below "
                          f"{MAX_COORDINATE:g} (squared distances would overflow)")
@@ -97,6 +99,8 @@ def check_max_iter(max_iter, name: str = "max_iter") -> int:
 
 def check_positive(value, name: str) -> float:
     """A finite number > 0, as float."""
+    if isinstance(value, (str, bytes, bool)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):

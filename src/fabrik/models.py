@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from fabrik._validation import check_positive
 from fabrik.model.skeleton import Skeleton
 
 
@@ -31,9 +32,8 @@ def y_shape(bone_length: float = 1.0, branch_angle: float = math.radians(30.0)) 
     ``left_tip``, ``right1``, ``right2``, ``right_tip``. End effectors: ``left_tip``,
     ``right_tip``. Units: every bone is ``bone_length`` long (default 1).
     """
-    if not (bone_length > 0 and math.isfinite(bone_length)):
-        raise ValueError(f"bone_length must be finite and > 0, got {bone_length!r}")
-    if not (0.0 < branch_angle < math.pi / 2):
+    bone_length = check_positive(bone_length, "bone_length")
+    if isinstance(branch_angle, (str, bytes, bool)) or not (0.0 < branch_angle < math.pi / 2):
         raise ValueError(f"branch_angle must be in (0, pi/2) radians, got {branch_angle!r}")
     names = ["root", "trunk1", "trunk2", "fork", "left1", "left2", "left_tip", "right1", "right2", "right_tip"]
     parents = [-1, 0, 1, 2, 3, 4, 5, 3, 7, 8]

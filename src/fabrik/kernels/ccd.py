@@ -70,16 +70,12 @@ def start_pose(initial, bone_lengths, root, target):
 @njit(cache=True, error_model="numpy")
 def start_pose_result(initial, bone_lengths, root, target, tol):
     """What a solve with no iterations (``max_iter`` 0) returns: (``start_pose``, 0, error,
-    status), the status ``REACHED`` within ``tol``, ``UNREACHABLE`` for a target beyond the reach
-    or inside the inner reach, else ``MAX_ITERATIONS``."""
+    status), the status ``REACHED`` within ``tol``, else ``MAX_ITERATIONS`` (as from every
+    method: ``UNREACHABLE`` means the chain was turned at the target, which takes an
+    iteration)."""
     p = start_pose(initial, bone_lengths, root, target)
     err = dist3v(p, p.shape[0] - 1, target)
-    if err <= tol:
-        return p, 0, err, REACHED
-    total, _ = chain_scale(bone_lengths)
-    dist = dist3v(p, 0, target)
-    out_of_reach = dist > total or dist < inner_reach(bone_lengths, total) - tol
-    return p, 0, err, (UNREACHABLE if out_of_reach else MAX_ITERATIONS)
+    return p, 0, err, (REACHED if err <= tol else MAX_ITERATIONS)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
