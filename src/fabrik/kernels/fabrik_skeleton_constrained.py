@@ -89,6 +89,7 @@ from fabrik.kernels.frames import (
     twist_between,
     up_axis,
 )
+from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
 from fabrik.kernels.stopping import (
     MAX_ITERATIONS,
     PROGRESS_FRACTION,
@@ -500,7 +501,7 @@ def _reorthonormalise(F):
 def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
     """F0 <- the rotation best mapping the rest directions of the root's own active bones (Q[c]
     +Y, in the root's rest frame) onto the directions from the root to their joints in ``p``
-    (least squares via SVD, proper rotation). One direction: the old F0 turned by the smallest
+    (least squares, proper rotation: ``kabsch``). One direction: the old F0 turned by the smallest
     rotation. None: unchanged. M, R (3, 3) and d (3,) are scratch."""
     count = 0
     first = -1
@@ -533,21 +534,10 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
                 M[row, col] += b * Q[c, col, 1]
     if count == 0:
         return
-    if count >= 2:
-        U, S, Vt = np.linalg.svd(M)
-        if S[1] > 1e-6 * S[0]:
-            det = (U[0, 0] * (U[1, 1] * U[2, 2] - U[1, 2] * U[2, 1])
-                   - U[0, 1] * (U[1, 0] * U[2, 2] - U[1, 2] * U[2, 0])
-                   + U[0, 2] * (U[1, 0] * U[2, 1] - U[1, 1] * U[2, 0]))
-            det *= (Vt[0, 0] * (Vt[1, 1] * Vt[2, 2] - Vt[1, 2] * Vt[2, 1])
-                    - Vt[0, 1] * (Vt[1, 0] * Vt[2, 2] - Vt[1, 2] * Vt[2, 0])
-                    + Vt[0, 2] * (Vt[1, 0] * Vt[2, 1] - Vt[1, 1] * Vt[2, 0]))
-            sgn = 1.0 if det >= 0.0 else -1.0
-            for row in range(3):
-                for col in range(3):
-                    F0[row, col] = U[row, 0] * Vt[0, col] + U[row, 1] * Vt[1, col] + sgn * U[row, 2] * Vt[2, col]
-            _reorthonormalise(F0)
-            return
+    if count >= 2 and not nearly_collinear(M):
+        F0[:, :] = kabsch(M)
+        _reorthonormalise(F0)
+        return
     # one direction (or collinear ones): smallest turn of the old frame
     c = first
     a0 = F0[0, 0] * Q[c, 0, 1] + F0[0, 1] * Q[c, 1, 1] + F0[0, 2] * Q[c, 2, 1]
