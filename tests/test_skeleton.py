@@ -461,3 +461,19 @@ def test_tracks_real_mocap_warm_started(mocap_files):
         assert sol.error <= 10 * tol
         assert_valid_pose(full, sol.positions, frame[0])
         p = sol.positions
+
+
+@pytest.mark.parametrize("where", ["targets", "initial", "root"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_per_frame_arrays_refuse_non_finite_input(where, bad):
+    from fabrik.solvers.skeleton_fabrik_constrained import solve_skeleton_constrained_arrays
+
+    sk = models.y_shape()
+    rest = sk.rest_positions()
+    leaves = np.array(sk.leaves, dtype=np.int64)
+    inputs = {"targets": rest[leaves] + 0.1, "initial": rest.copy(), "root": rest[0].copy()}
+    inputs[where].flat[-1] = bad
+    with pytest.raises(ValueError, match="must be finite"):
+        solve_skeleton_arrays(sk, leaves, inputs["targets"], inputs["initial"], inputs["root"])
+    with pytest.raises(ValueError, match="must be finite"):
+        solve_skeleton_constrained_arrays(sk, leaves, inputs["targets"], inputs["initial"], root=inputs["root"])

@@ -199,3 +199,18 @@ def any_perpendicular(u):
     for k in range(3):
         out[k] /= n
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def all_finite3(a, b, c):
+    """True when every value of the float64 arrays ``a``, ``b`` and ``c`` is finite (x * 0 is 0
+    for a finite x and NaN for NaN or inf). The per-frame input check: a compiled loop costs
+    about a sixth of three NumPy reductions on arrays of a few dozen values."""
+    s = 0.0
+    for x in a.flat:
+        s += x * 0.0
+    for x in b.flat:
+        s += x * 0.0
+    for x in c.flat:
+        s += x * 0.0
+    return s == 0.0

@@ -24,13 +24,13 @@ iteration loop runs inside one compiled kernel call.
 
 from __future__ import annotations
 
-import math
 from typing import Mapping, NamedTuple
 
 import numpy as np
 
 from fabrik._validation import as_point, as_points
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton
+from fabrik.kernels.vec import all_finite3
 from fabrik.solvers.registry import register
 from fabrik.solvers.result import STATUSES, Solution
 
@@ -460,7 +460,7 @@ def array_inputs(n: int, target_indices, target_positions, initial, root):
         r = _writable(root, np.float64)
         if r.shape != (3,):
             raise ValueError(f"root must have shape (3,), got {r.shape}")
-    if not (math.isfinite(pos.sum()) and math.isfinite(p0.sum()) and math.isfinite(r.sum())):
+    if not all_finite3(pos, p0, r):
         raise ValueError("target_positions, initial and root must be finite (found NaN or inf)")
     return idx, pos, p0, r, root_from_target
 
