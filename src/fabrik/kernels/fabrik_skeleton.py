@@ -283,19 +283,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     carried = np.zeros((n, 3))
     for i in range(1, n):
         if not active[i]:
-            q = parents[i]
-            x = p[i, 0] - p[q, 0]
-            y = p[i, 1] - p[q, 1]
-            z = p[i, 2] - p[q, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            if r > eps:
-                s = lengths[i] / r
-                carried[i, 0] = s * x
-                carried[i, 1] = s * y
-                carried[i, 2] = s * z
-            else:
-                for c in range(3):
-                    carried[i, c] = lengths[i] * rest_dirs[i, c]
+            carried[i, 0], carried[i, 1], carried[i, 2] = bone_at_length(p, i, parents[i], lengths[i], rest_dirs, eps)
 
     n_groups = group_start.shape[0] - 1
     rot = np.zeros((max(n_groups, 1), 3, 3))
@@ -426,18 +414,24 @@ def rebuild_lengths(p, parents, lengths, rest_dirs, eps):
     src = p.copy()
     for i in range(1, parents.shape[0]):
         q = parents[i]
-        x = src[i, 0] - src[q, 0]
-        y = src[i, 1] - src[q, 1]
-        z = src[i, 2] - src[q, 2]
-        r = np.sqrt(x * x + y * y + z * z)
-        if r > eps:
-            lam = lengths[i] / r
-            p[i, 0] = p[q, 0] + lam * x
-            p[i, 1] = p[q, 1] + lam * y
-            p[i, 2] = p[q, 2] + lam * z
-        else:
-            for c in range(3):
-                p[i, c] = p[q, c] + lengths[i] * rest_dirs[i, c]
+        x, y, z = bone_at_length(src, i, q, lengths[i], rest_dirs, eps)
+        p[i, 0] = p[q, 0] + x
+        p[i, 1] = p[q, 1] + y
+        p[i, 2] = p[q, 2] + z
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def bone_at_length(p, i, q, length, rest_dirs, eps):
+    """The bone from joint ``q`` to joint ``i`` of pose ``p`` (n, 3) rescaled to ``length``, as
+    (x, y, z); along ``rest_dirs[i]`` where the two joints are within ``eps`` of each other."""
+    x = p[i, 0] - p[q, 0]
+    y = p[i, 1] - p[q, 1]
+    z = p[i, 2] - p[q, 2]
+    r = np.sqrt(x * x + y * y + z * z)
+    if r > eps:
+        s = length / r
+        return s * x, s * y, s * z
+    return length * rest_dirs[i, 0], length * rest_dirs[i, 1], length * rest_dirs[i, 2]
 
 
 @njit(cache=True, error_model="numpy")

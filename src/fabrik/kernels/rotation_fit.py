@@ -84,7 +84,7 @@ def kabsch(h):
     det_s = (sxx * (syy * szz - syz * szy) - sxy * (syx * szz - syz * szx) + sxz * (syx * szy - syy * szx))
     c2 = -2.0 * frob2
     c1 = -8.0 * det_s
-    c0 = _det4(n, 0.0)
+    c0 = _det4(n)
     lam = bound
     for _ in range(60):
         lam2 = lam * lam
@@ -178,14 +178,11 @@ def _cofactor(m, row, col):
 
 
 @njit(cache=True, error_model="numpy")
-def _det4(m, shift):
-    """det(m - shift I) of a 4 x 4 matrix, by cofactors along the first row."""
-    a = m.copy()
-    for d in range(4):
-        a[d, d] -= shift
+def _det4(m):
+    """det(m) of a 4 x 4 matrix, by cofactors along the first row."""
     total = 0.0
     for col in range(4):
-        total += a[0, col] * _cofactor(a, col, 0)
+        total += m[0, col] * _cofactor(m, col, 0)
     return total
 
 
