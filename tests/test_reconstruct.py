@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fabrik.constraints import Hinge
 from fabrik.experiments.reconstruct import (coincident_groups, default_effectors, evaluated_joints, parse_frames,
                                             reconstruct, reconstruct_file, reconstruction_motion)
 from fabrik.experiments.sample_motion import run_demo_reconstruction, sample_walk
@@ -210,3 +211,73 @@ def test_all_zero_offsets_say_so():
     skel = Skeleton.from_parents(["root", "a", "b"], [-1, 0, 1], np.zeros((3, 3)))
     with pytest.raises(ValueError, match="zero length"):
         reconstruct(skel, np.zeros((2, 3, 3)), methods=["fabrik"])
+
+
+def scaled_walk(n_frames: int, factor: float):
+    """The sample walk with every length times ``factor`` (its cm walk in metres for 0.01)."""
+    skel, motion = sample_walk(n_frames=n_frames)
+    small = Skeleton.from_parents(skel.names, skel.parents, skel.offsets * factor)
+    return small, motion.world_positions(skel) * factor
+
+
+def test_method_options_reach_the_solver_and_follow_the_units():
+    """The DLS damping is in file units: the same walk in metres with the damping scaled by 0.01
+    gives the centimetre run's errors scaled by 0.01; the default 1.1 in metres is heavy, and the
+    table says so and how to set it."""
+    cm, truth_cm = scaled_walk(12, 1.0)
+    m, truth_m = scaled_walk(12, 0.01)
+    in_cm = reconstruct(cm, truth_cm, methods=["jacobian-dls"]).result("jacobian-dls")
+    report = reconstruct(m, truth_m, methods=["jacobian-dls"], method_options={"jacobian-dls": {"damping": 0.011}})
+    in_m = report.result("jacobian-dls")
+    assert in_m.options == {"damping": 0.011} and report.to_json()["results"][0]["options"] == {"damping": 0.011}
+    assert "jacobian-dls: damping=0.011" in report.table()
+    assert in_m.median_error == pytest.approx(0.01 * in_cm.median_error, rel=1e-6)
+    assert in_m.mean_effector_error == pytest.approx(0.01 * in_cm.mean_effector_error, rel=1e-6)
+    assert "note:" not in report.table()
+    # too few iterations leave the effectors short: the table notes it, and names the
+    # damping only where the default is large against the skeleton (1.1 against 1.73 m, not 173 cm)
+    heavy = reconstruct(m, truth_m, methods=["jacobian-dls"], max_iter=1)
+    r = heavy.result("jacobian-dls")
+    assert r.options == {} and r.mean_effector_error > heavy.tol
+    assert "note: jacobian-dls left its effectors" in heavy.table()
+    assert "--option jacobian-dls:damping=VALUE" in heavy.table()
+    light = reconstruct(cm, truth_cm, methods=["jacobian-dls"], max_iter=0)
+    assert light.result("jacobian-dls").mean_effector_error > light.tol
+    assert "note: jacobian-dls left its effectors" in light.table() and "damping" not in light.table()
+
+
+def test_method_options_are_checked():
+    skel, motion = sample_walk(n_frames=2)
+    p = motion.world_positions(skel)
+    with pytest.raises(ValueError, match="'ccd'.*does not solve with"):
+        reconstruct(skel, p, methods=["jacobian-dls"], method_options={"ccd": {}})
+    with pytest.raises(ValueError, match="fabrik take no method options"):
+        reconstruct(skel, p, methods=["fabrik"], method_options={"fabrik": {"damping": 1.0}})
+    with pytest.raises(ValueError, match="takes only.*got \\['dampin'\\]"):
+        reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"dampin": 1.0}})
+    with pytest.raises(ValueError, match="damping"):
+        reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"damping": -1.0}})
+    with pytest.raises(ValueError, match="'ccd-constrained' for skeletons takes only"):
+        reconstruct(skel, p, methods=["ccd-constrained"], constraints={"LeftLeg": Hinge((1.0, 0.0, 0.0), 0.0, 2.5)},
+                    method_options={"ccd-constrained": {"damping": 1.0}})
+
+
+def test_cli_option(tmp_path, capsys):
+    from fabrik.cli import main
+    from fabrik.cli._common import parse_method_options
+
+    assert parse_method_options(["jacobian-dls:damping=0.5", "jacobian-transpose:alpha=none",
+                                 "jacobian-dls:max_error_step=inf"]) == {
+        "jacobian-dls": {"damping": 0.5, "max_error_step": float("inf")}, "jacobian-transpose": {"alpha": None}}
+    skel, motion = sample_walk(n_frames=6)
+    src = tmp_path / "walk.bvh"
+    save_bvh(src, skel, motion)
+    rc = main(["reconstruct", str(src), "--methods", "jacobian-dls", "--option", "jacobian-dls:damping=2",
+               "--json", str(tmp_path / "r.json")])
+    assert rc == 0
+    assert "jacobian-dls: damping=2.0" in capsys.readouterr().out
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["options"] == {"damping": 2.0}
+    for bad, words in (("damping=2", "METHOD:NAME=VALUE"), ("jacobian-dls:damping=big", "a number or none")):
+        assert main(["reconstruct", str(src), "--methods", "jacobian-dls", "--option", bad]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err

@@ -29,3 +29,25 @@ def parse_methods(text: str, available: list[str]) -> list[str]:
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; methods are: {', '.join(available)}, or all")
     return names
+
+
+def parse_method_options(items: list[str] | None) -> dict[str, dict]:
+    """``["jacobian-dls:damping=0.02", ...]`` -> ``{"jacobian-dls": {"damping": 0.02}}``.
+
+    Values are numbers (``inf`` allowed) or ``none`` for None; the method checks the names."""
+    out: dict[str, dict] = {}
+    for item in items or ():
+        method, sep, rest = item.partition(":")
+        name, eq, text = rest.partition("=")
+        if not (sep and eq and method.strip() and name.strip() and text.strip()):
+            raise ValueError(f"--option must look like METHOD:NAME=VALUE (e.g. jacobian-dls:damping=0.02), got {item!r}")
+        text = text.strip()
+        if text.lower() == "none":
+            value = None
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ValueError(f"--option {item!r}: the value must be a number or none, got {text!r}") from None
+        out.setdefault(method.strip(), {})[name.strip()] = value
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from fabrik.cli._common import parse_methods, show_progress, write_json
+from fabrik.cli._common import parse_method_options, parse_methods, show_progress, write_json
 
 
 def add_parser(sub) -> None:
@@ -46,6 +46,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-limb-swing", action="store_true",
                    help="start FABRIK's frames from the previous pose as it is, without first swinging each limb "
                         "about its hip or shoulder joint towards its targets")
+    p.add_argument("--option", action="append", metavar="METHOD:NAME=VALUE",
+                   help="a method's own option, repeatable, e.g. jacobian-dls:damping=0.02 (the DLS damping is "
+                        "in file units, default 1.1 as in the paper; see each method's docstring for its options)")
     p.set_defaults(func=run)
 
 
@@ -72,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
                                     constraints=args.constraints, rigid_sub_bases={"limbs": "limbs", "all": True, "none": False}[args.rigid_sub_bases],
-                                    swing_limbs=not args.no_limb_swing)
+                                    swing_limbs=not args.no_limb_swing,
+                                    method_options=parse_method_options(args.option))
     print(report.table())
     if args.out:
         print(f"wrote {args.out} (FABRIK reconstruction)")

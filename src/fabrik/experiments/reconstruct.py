@@ -35,12 +35,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from fabrik.model.motion import ZERO_BONE, Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
+from fabrik.solvers.skeleton_methods import DEFAULT_DAMPING
 
 #: Methods run by default when they are registered (in this order).
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
@@ -50,6 +51,10 @@ DEFAULT_REL_TOL = 1e-3
 CONSTRAINED_METHOD = "fabrik-constrained"
 #: A method's variant with joint limits is named ``method + SUFFIX``.
 SUFFIX = "-constrained"
+#: The methods with a damping option (whose default is in file units), without the suffix.
+DAMPED = ("jacobian-dls", "jacobian-svd-dls")
+#: A damping above this fraction of the skeleton's height is called heavy in the table's notes.
+HEAVY_DAMPING = 0.1
 
 
 def _zero_tol(skeleton: Skeleton) -> float:
@@ -113,6 +118,8 @@ class MethodResult:
     positions: np.ndarray = field(repr=False, compare=False)
     #: largest limit violation (radians) over all frames; None for methods without limits
     max_limit_violation: float | None = None
+    #: the method options the run gave (``method_options``), e.g. ``{"damping": 0.02}``
+    options: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "positions"}
@@ -185,15 +192,30 @@ class ReconstructionReport:
         if self.limited:
             lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
                          + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
+        for r in self.results:
+            if r.options:
+                settings = ", ".join(f"{k}={v}" for k, v in r.options.items())
+                lines.append(f"{r.method}: {settings}")
+        for r in self.results:
+            if r.mean_effector_error > self.tol:
+                note = (f"note: {r.method} left its effectors {r.mean_effector_error_rel:.3g} of the height away "
+                        f"on average, more than tol ({r.reached_fraction:.0%} of frames reached)")
+                if (r.method.removesuffix(SUFFIX) in DAMPED and "damping" not in r.options
+                        and DEFAULT_DAMPING > HEAVY_DAMPING * h):
+                    note += (f"; its damping ({DEFAULT_DAMPING}, the paper's value) is in file units, heavy for a "
+                             f"skeleton {h:.3g} units tall: set it with method_options (CLI: --option "
+                             f"{r.method}:damping=VALUE)")
+                lines.append(note)
         return "\n".join(lines)
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
                 max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "limbs",
-                swing_limbs: bool = True):
+                swing_limbs: bool = True, options: Mapping | None = None):
     """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
-    frames for ``fabrik-constrained`` (whose frames are carried from frame to frame)."""
+    frames for ``fabrik-constrained`` (whose frames are carried from frame to frame). ``options``:
+    the method's own options (not for the FABRIK rows, whose settings are the two before)."""
     import fabrik.solvers as solvers
 
     F, n, _ = truth.shape
@@ -204,6 +226,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     roots = np.ascontiguousarray(truth[:, 0])
     names = [skeleton.names[j] for j in eff]
     frames_out = None
+    options = dict(options or {})
 
     if method.endswith(SUFFIX):
         from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER
@@ -223,7 +246,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
         else:
             def solve_frame(f, prev):
                 return solve_constrained_arrays(method, skeleton, eff, targets_all[f], prev, state["frames"],
-                                                roots[f], tol, max_iter)
+                                                roots[f], tol, max_iter, **options)
 
         def one(f, prev):
             sol = solve_frame(f, prev)
@@ -241,7 +264,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     else:
         def one(f, prev):
             return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
-                                 method=method, tol=tol, max_iter=max_iter)
+                                 method=method, tol=tol, max_iter=max_iter, **options)
 
     first = np.ascontiguousarray(truth[0])
     one(0, first)  # warm-up: compile outside the timed loop
@@ -273,7 +296,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
                 unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "limbs",
-                swing_limbs: bool = True) -> ReconstructionReport:
+                swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
     Args:
@@ -304,6 +327,11 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
             (``frames_from_world_rotations``); default derived from ``positions[0]``.
         unplaced: joints the limit set could not place (reported only).
+        method_options: ``{method: {option: value}}``, each method's own options (those its
+            ``fabrik.solve`` takes), e.g. ``{"jacobian-dls": {"damping": 0.02}}``; the damping
+            of the DLS methods is in file units (default 1.1, the paper's value), so it is
+            light on a skeleton hundreds of units tall and heavy on one 2 units tall. The FABRIK
+            rows take ``rigid_sub_bases`` and ``swing_limbs`` instead.
 
     Returns:
         A ``ReconstructionReport``.
@@ -368,6 +396,15 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         if needy and not skeleton.constraints:
             raise ValueError(f"method(s) {', '.join(needy)} need joint limits: give constraints "
                              "(CLI: --constraints humanoid or FILE.json)")
+    method_options = {str(m): dict(o) for m, o in (method_options or {}).items()}
+    stray = [m for m in method_options if m not in methods]
+    if stray:
+        raise ValueError(f"options given for {', '.join(map(repr, stray))}, which this run does not solve with; "
+                         f"methods: {', '.join(methods)}")
+    fabrik_rows = [m for m in ("fabrik", CONSTRAINED_METHOD) if method_options.get(m)]
+    if fabrik_rows:
+        raise ValueError(f"{' and '.join(fabrik_rows)} take no method options here; set rigid_sub_bases and "
+                         "swing_limbs instead (CLI: --rigid-sub-bases, --no-limb-swing)")
     if initial_frames is not None:
         initial_frames = np.asarray(initial_frames, dtype=np.float64)
         if initial_frames.shape != (n, 3, 3) or not np.isfinite(initial_frames).all():
@@ -382,8 +419,9 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     F = truth.shape[0]
     for m in methods:
         model = limited_skeleton if m.endswith(SUFFIX) else skeleton
+        options = method_options.get(m, {})
         out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
-                                                           initial_frames, rigid_sub_bases, swing_limbs)
+                                                           initial_frames, rigid_sub_bases, swing_limbs, options)
         violation = None
         if frames is not None:
             from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
@@ -397,7 +435,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_error_rel=mean / height, p95_error_rel=p95 / height, mean_effector_error=float(eff_err.mean()),
             mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
-            reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation))
+            reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options))
     pivots, centres = (), ()
     if "fabrik" in methods or CONSTRAINED_METHOD in methods:
         from fabrik.solvers.skeleton_fabrik import rigid_group_arrays, skeleton_arrays
@@ -477,7 +515,8 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
                      out: str | Path | None = None, progress: bool = False, constraints=None,
-                     rigid_sub_bases: bool | str = "limbs", swing_limbs: bool = True):
+                     rigid_sub_bases: bool | str = "limbs", swing_limbs: bool = True,
+                     method_options: Mapping[str, Mapping] | None = None):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 
@@ -504,7 +543,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
                          progress=progress, source=Path(path).name, constraints=limits,
                          initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
-                         swing_limbs=swing_limbs)
+                         swing_limbs=swing_limbs, method_options=method_options)
     if out is not None:
         rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out, skeleton, rec)

@@ -92,12 +92,16 @@ def _settings(method, options, arrays):
     return _jacobian_settings(method[:-len(SUFFIX)], rest, arrays)
 
 
+def _allowed(method):
+    """The options ``method`` takes: the frame options and, for the Jacobian methods, their settings."""
+    return _FRAME_OPTIONS + (() if method == "ccd-constrained" else
+                             ("max_error_step", "max_angle_step") +
+                             (("alpha",) if method.startswith("jacobian-transpose") else ("damping",)))
+
+
 def _make(method):
     def solve_constrained(skeleton, targets, initial=None, root=None, tol=1e-3, max_iter=None, **options):
-        allowed = _FRAME_OPTIONS + (() if method == "ccd-constrained" else
-                                    ("max_error_step", "max_angle_step") +
-                                    (("alpha",) if method.startswith("jacobian-transpose") else ("damping",)))
-        check_options(method, options, allowed)
+        check_options(method, options, _allowed(method))
         arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
         settings = _settings(method, options, arrays)
         initial = _writable(initial, np.float64)
@@ -126,6 +130,7 @@ def solve_constrained_arrays(method, skeleton, target_indices, target_positions,
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_options(method, options, _allowed(method))
     arrays = skeleton_arrays(skeleton)
     idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
                                                      initial, root)
