@@ -392,3 +392,12 @@ def test_limit_helpers_name_the_model_they_need():
         random_pose(fabrik.models.y_shape())
     with pytest.raises(ValueError, match="Skeleton"):
         humanoid(fabrik.Chain.straight(3))
+
+
+def test_nearest_point_on_a_hemisphere_rim_from_straight_behind_is_unit():
+    """Hypothesis found it: a hemisphere (every quadrant 90 degrees) and a direction straight
+    behind with a z of 1e-162, whose square is subnormal; the rim point came out 1.22 long."""
+    cone = Cone(math.pi / 2, math.pi / 2, math.pi / 2, math.pi / 2)
+    d = unit((0.0, -0.5, 1.3587104705563957e-162))
+    x, y, z, moved = nearest_in_cone(*d, *cone.signed_cot2())
+    assert moved and (x, y, z) == (0.0, 0.0, 1.0)

@@ -222,7 +222,7 @@ def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
             continue
         ex = x if x * qx > 0.0 else 0.0
         ez = z if z * qz > 0.0 else 0.0
-        n = np.sqrt(ex * ex + ez * ez)
+        n = np.hypot(ex, ez)  # not sqrt(ex^2 + ez^2): for ez ~ 1e-162 the square is subnormal and the unit vector came out 1.22 long
         if n > 0.0:
             cx = ex / n
             cz = ez / n
