@@ -441,3 +441,22 @@ def test_chain_constructor_takes_lists_and_freezes_them():
     chain = Chain([[0, 0, 0], [0, 1, 0]], [1.0])
     assert not chain.rest_positions.flags.writeable and not chain.bone_lengths.flags.writeable
     assert solve(chain, [0, 1, 0]).reached
+
+
+def test_building_models_leaves_the_callers_arrays_alone():
+    """The models keep read-only copies; the arrays they were built from stay writable and
+    unshared (a Chain used to freeze the caller's own float64 bone_lengths)."""
+    from fabrik import Skeleton
+
+    points = np.array([[0.0, 0, 0], [0, 1, 0], [0, 3, 0]])
+    lengths = np.array([1.0, 2.0])
+    chain = Chain(points, lengths)
+    assert points.flags.writeable and lengths.flags.writeable
+    assert not chain.bone_lengths.flags.writeable and not np.shares_memory(chain.bone_lengths, lengths)
+    assert not np.shares_memory(chain.rest_positions, points)
+    parents = np.array([-1, 0, 1])
+    skeleton = Skeleton(("a", "b", "c"), parents, points)
+    assert parents.flags.writeable and points.flags.writeable
+    assert not np.shares_memory(skeleton.offsets, points) and not skeleton.offsets.flags.writeable
+    lengths[0] = 5.0
+    assert chain.bone_lengths[0] == 1.0

@@ -15,12 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from fabrik._validation import as_points
-
-
-def _frozen(arr: np.ndarray) -> np.ndarray:
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    arr.setflags(write=False)
-    return arr
+from fabrik.model._frozen import freeze_fields, frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,10 +51,7 @@ class Chain:
         if np.abs(measured - lengths).max() > 1e-9 * max(float(measured.sum()), float(lengths.sum()), 1e-300):
             raise ValueError("bone_lengths disagree with the distances between rest_positions; build the chain with "
                              "Chain.from_positions(points)")
-        for name, value in (("rest_positions", positions), ("bone_lengths", lengths)):
-            given = getattr(self, name)
-            if not (isinstance(given, np.ndarray) and given.dtype == np.float64 and not given.flags.writeable):
-                object.__setattr__(self, name, _frozen(value))
+        freeze_fields(self, (("rest_positions", positions, np.float64), ("bone_lengths", lengths, np.float64)))
         # Writable private copies for the kernels: numba compiles read-only arrays as a separate
         # type, so handing kernels these keeps one compiled signature. Kernels never write to them.
         # 2D chains are embedded in z = 0 (kernels are 3D only).
@@ -85,8 +77,8 @@ class Chain:
             up_vec = np.asarray(up, dtype=np.float64).reshape(-1)
             if positions.shape[1] != 3 or up_vec.shape != (3,) or not np.isfinite(up_vec).all() or np.linalg.norm(up_vec) == 0:
                 raise ValueError("up must be a finite, non-zero 3-vector and is only used by 3D chains")
-            up_vec = _frozen(up_vec / np.linalg.norm(up_vec))
-        return cls(_frozen(positions), _frozen(lengths), {}, up_vec)
+            up_vec = frozen(up_vec / np.linalg.norm(up_vec))
+        return cls(frozen(positions), frozen(lengths), {}, up_vec)
 
     @classmethod
     def straight(cls, n_joints: int, bone_length: float = 1.0, *, dim: int = 3, axis: int = 1) -> "Chain":

@@ -32,6 +32,7 @@ from numba import njit
 from scipy.spatial.transform import Rotation
 
 from fabrik.kernels.frames import rotation_between
+from fabrik.model._frozen import frozen
 from fabrik.model.skeleton import Skeleton
 
 #: Channel names allowed in a ``ChannelLayout`` (the BVH spellings).
@@ -45,12 +46,6 @@ DEFAULT_JOINT_CHANNELS = ("Zrotation", "Yrotation", "Xrotation")
 
 #: Bones shorter than this fraction of the skeleton's size count as zero-length.
 ZERO_BONE = 1e-9
-
-
-def _readonly(arr, dtype=np.float64) -> np.ndarray:
-    arr = np.array(arr, dtype=dtype, copy=True, order="C")
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True)
@@ -168,14 +163,14 @@ class Motion:
             v = np.asarray(v, dtype=np.float64)
             if v.shape != (F, 3) or not np.isfinite(v).all():
                 raise ValueError(f"joint_translations[{k}] must be finite with shape ({F}, 3), got {v.shape}")
-            trans[k] = _readonly(v)
+            trans[k] = frozen(v)
         if self.layout is not None:
             if not isinstance(self.layout, ChannelLayout):
                 raise ValueError(f"layout must be a ChannelLayout or None, got {type(self.layout).__name__}")
             if len(self.layout.channels) != n:
                 raise ValueError(f"layout has {len(self.layout.channels)} joints, rotations have {n}")
-        object.__setattr__(self, "rotations", _readonly(rot))
-        object.__setattr__(self, "root_positions", _readonly(root))
+        object.__setattr__(self, "rotations", frozen(rot))
+        object.__setattr__(self, "root_positions", frozen(root))
         object.__setattr__(self, "frame_time", ft)
         object.__setattr__(self, "joint_translations", MappingProxyType(trans))
 

@@ -13,11 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-
-def _frozen(arr, dtype=np.float64) -> np.ndarray:
-    arr = np.array(arr, dtype=dtype, copy=True, order="C")
-    arr.setflags(write=False)
-    return arr
+from fabrik.model._frozen import freeze_fields
 
 
 def _as_parents(value) -> np.ndarray:
@@ -79,10 +75,7 @@ class Skeleton:
             if not 0 <= parents[i] < i:
                 raise ValueError(
                     f"joints must be in topological order: joint {i} ({self.names[i]!r}) has parent {int(parents[i])}")
-        for name, value, dtype in (("parents", parents, np.int64), ("offsets", offsets, np.float64)):
-            given = getattr(self, name)
-            if not (isinstance(given, np.ndarray) and given.dtype == dtype and not given.flags.writeable):
-                object.__setattr__(self, name, _frozen(value, dtype))
+        freeze_fields(self, (("parents", parents, np.int64), ("offsets", offsets, np.float64)))
 
     @classmethod
     def from_parents(cls, names: Sequence[str], parents: Sequence[int], offsets) -> "Skeleton":
