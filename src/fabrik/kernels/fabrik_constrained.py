@@ -34,7 +34,7 @@ from numba import njit
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
 from fabrik.kernels.frames import frames_along, planarise, transport, twist_about_y, twist_between
-from fabrik.kernels.vec import TINY, any_perpendicular
+from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 PROGRESS_FRACTION = 0.01
@@ -189,14 +189,12 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     active = np.zeros(n, dtype=np.int64)
     G = np.empty((3, 3))
     d = np.empty(3)
-    total = 0.0
-    for i in range(n - 1):
-        total += lengths[i]
+    total, scale = chain_scale(lengths)
     dist = 0.0
     for k in range(3):
         dist += (target[k] - root[k]) ** 2
     dist = np.sqrt(dist)
-    eps = TINY * (total if total > 0.0 else 1.0)  # joints closer than this coincide
+    eps = TINY * scale  # joints closer than this coincide
 
     # make the start pose legal (and rooted) first
     backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, planar, not (oriented or planar), eps)

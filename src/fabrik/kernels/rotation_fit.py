@@ -81,7 +81,7 @@ def kabsch(h):
     bound = np.sqrt(3.0 * frob2)
     if not bound > 0.0:
         return kabsch_svd(h)
-    det_s = (sxx * (syy * szz - syz * szy) - sxy * (syx * szz - syz * szx) + sxz * (syx * szy - syy * szx))
+    det_s = _minor3(h, 0, 1, 2, 0, 1, 2)  # det S = det H
     c2 = -2.0 * frob2
     c1 = -8.0 * det_s
     c0 = _det4(n)
