@@ -492,3 +492,66 @@ def test_save_rejects_motion_its_layout_cannot_carry(tmp_path):
     moved = Motion(motion.rotations, motion.root_positions + 1.0, motion.frame_time, layout=motion.layout)
     with pytest.raises(ValueError, match="no position channels"):
         save_bvh(tmp_path / "x.bvh", skel, moved)
+
+
+@pytest.mark.parametrize("token", ["1_000", "\u0661", "0x10", "1,5"])
+def test_python_only_number_forms_are_not_numbers(token):
+    lines = small_bvh().splitlines()
+    vals = lines[-1].split()
+    vals[2] = token
+    lines[-1] = " ".join(vals)
+    _raises_at("\n".join(lines), len(lines), "value 3", "expected a number", repr(token))
+    text = small_bvh().replace("OFFSET 1.5 0.0 0.2", f"OFFSET 1.5 {token} 0.2")
+    _raises_at(text, _line_of(text, "OFFSET 1.5"), "OFFSET", repr(token))
+
+
+@pytest.mark.parametrize("token", ["1_0", "\u0661"])
+def test_counts_must_be_ascii_whole_numbers(token):
+    text = small_bvh()
+    frames = text.replace("Frames: 4", f"Frames: {token}")
+    _raises_at(frames, _line_of(frames, "Frames:"), "Frames", "whole number")
+    chans = text.replace("CHANNELS 3 Yrotation", f"CHANNELS {token} Yrotation")
+    _raises_at(chans, _line_of(chans, f"CHANNELS {token}"), "channel count")
+
+
+def test_only_line_breaks_split_lines():
+    # a form feed or NEL inside a line neither splits it nor shifts the line numbers after it
+    text = small_bvh().replace("JOINT Arm", "JOINT Arm\x85x").replace("OFFSET 0 -1 0", "OFFSET 0 -1 0\x0c")
+    skel, _ = loads_bvh(text)
+    assert "Arm\x85x" in skel.names
+    lines = text.split("\n")
+    vals = lines[-2].split()
+    vals[0] = "bad"
+    lines[-2] = " ".join(vals)
+    _raises_at("\n".join(lines), len(lines) - 1, "'bad'")
+
+
+def test_lenient_headers_blank_lines_lowercase_motion_and_ctrl_z():
+    text = small_bvh()
+    loose = text.replace("MOTION\n", "motion\n\n").replace("Frames: 4\n", "Frames: 4\n\n") + "\x1a"
+    a, b = loads_bvh(text), loads_bvh(loose)
+    np.testing.assert_array_equal(a[1].world_positions(a[0]), b[1].world_positions(b[0]))
+
+
+def test_save_refuses_names_that_would_read_back_differently(tmp_path):
+    skel, motion = loads_bvh(small_bvh())
+    for bad in ["", " Arm", "Arm ", "a  b", "a\tb", "a{b}", "a\nb"]:
+        names = list(skel.names)
+        names[skel.index("Arm")] = bad
+        renamed = Skeleton(tuple(names), skel.parents, skel.offsets)
+        with pytest.raises(ValueError, match="cannot be written to BVH"):
+            save_bvh(tmp_path / "x.bvh", renamed, motion)
+    names = list(skel.names)
+    names[skel.index("Arm")] = "left arm:1"
+    renamed = Skeleton(tuple(names), skel.parents, skel.offsets)
+    save_bvh(tmp_path / "ok.bvh", renamed, motion)
+    assert "left arm:1" in load_bvh(tmp_path / "ok.bvh")[0].names
+
+
+def test_a_layout_without_channels_reads_back(tmp_path):
+    skel = Skeleton(("A", "A_End"), [-1, 0], [[0, 0, 0], [0, 1, 0]])
+    layout = ChannelLayout(((), ()), frozenset({1}))
+    motion = Motion(np.tile([0, 0, 0, 1.0], (2, 2, 1)), np.zeros((2, 3)), 0.1, layout=layout)
+    save_bvh(tmp_path / "still.bvh", skel, motion)
+    back_skel, back = load_bvh(tmp_path / "still.bvh")
+    assert back.n_frames == 2 and back_skel.names == ("A", "A_End")

@@ -22,6 +22,11 @@ What is read:
 * MOTION: ``Frames: N``, ``Frame Time: T`` and N lines of numbers, one value per channel.
 * Text: UTF-8 (a byte-order mark is skipped); a file that is not valid UTF-8 is read as Latin-1,
   the single-byte code page older Windows tools write names in. Files are written as UTF-8.
+  Lines end at ``\n``, ``\r\n`` or ``\r`` (a DOS Ctrl-Z after the last one is ignored); tokens
+  are separated by spaces and tabs; numbers are plain ASCII decimals (``-1.5``, ``.5``,
+  ``2e-05``), so ``1_000``, ``nan``, ``inf`` and other digits are refused. ``HIERARCHY``,
+  ``MOTION``, ``Frames:`` and ``Frame Time:`` are matched in any case, with blank lines between
+  them allowed.
 
 Anything else raises ``BVHError`` (a ``ValueError``) naming the line number and the problem:
 truncated files, missing or extra braces, unknown channel names, wrong channel counts, frame
@@ -63,13 +68,37 @@ class BVHError(ValueError):
 
 _FRAMES_RE = re.compile(r"^\s*Frames\s*:\s*(\S+)\s*$", re.IGNORECASE)
 _FRAME_TIME_RE = re.compile(r"^\s*Frame\s+Time\s*:\s*(\S+)\s*$", re.IGNORECASE)
+#: A decimal number as BVH writers print it. Python's float() and int() also take "1_000", "nan",
+#: "infinity" and non-ASCII digits, none of which a BVH file means.
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_WHOLE_RE = re.compile(r"[+-]?\d+", re.ASCII)
+#: Characters a frame line of numbers can hold; a line with any other goes to the slow check.
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
+#: Token separators of the HIERARCHY: ASCII blanks only, so that a byte such as 0x85 (an ellipsis
+#: in cp1252, read as Latin-1 NEL) stays part of the joint name it is in.
+_BLANKS = re.compile(r"[ \t\x0b\x0c]+")
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines split at \\n, \\r\\n and \\r only (``str.splitlines`` also splits at form feeds, NEL
+    and other characters, which shifts every line number after them and breaks names)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _whole(token: str, line: int, what: str, path) -> int:
+    if not _WHOLE_RE.fullmatch(token):
+        raise BVHError(f"{what}: expected a whole number, got {token!r}", line, path)
+    return int(token)
 
 
 def _number(token: str, line: int, what: str, path) -> float:
-    try:
-        value = float(token)
-    except ValueError:
-        raise BVHError(f"{what}: expected a number, got {token!r}", line, path) from None
+    if not _NUMBER_RE.fullmatch(token):
+        kind = "a finite number" if _is_float(token) and not math.isfinite(float(token)) else "a number"
+        raise BVHError(f"{what}: expected {kind}, got {token!r}", line, path)
+    value = float(token)
     if not math.isfinite(value):
         raise BVHError(f"{what}: expected a finite number, got {token!r}", line, path)
     return value
@@ -81,7 +110,7 @@ class _Tokens:
     def __init__(self, lines: list[str], start: int, stop: int, path):
         self.items: list[tuple[str, int]] = []
         for ln in range(start, stop):
-            for tok in lines[ln].split():
+            for tok in _BLANKS.split(lines[ln].strip(" \t\x0b\x0c")):
                 # split braces glued to words ("Hips{" or "}}") into their own tokens
                 for part in re.split(r"([{}])", tok):
                     if part:
@@ -203,10 +232,9 @@ def _parse_hierarchy(tokens: _Tokens):
                     raise BVHError(f"second CHANNELS line for {name!r}", ln, path)
                 seen_channels = True
                 t, _ = tokens.next("the channel count")
-                try:
-                    count = int(t)
-                except ValueError:
-                    raise BVHError(f"CHANNELS of {name!r}: expected a channel count, got {t!r}", ln, path) from None
+                if not _WHOLE_RE.fullmatch(t):
+                    raise BVHError(f"CHANNELS of {name!r}: expected a channel count, got {t!r}", ln, path)
+                count = int(t)
                 if not 0 <= count <= 6:
                     raise BVHError(f"CHANNELS of {name!r}: count must be 0..6, got {count}", ln, path)
                 chans = []
@@ -304,15 +332,16 @@ def loads_bvh(text: str) -> tuple[Skeleton, Motion]:
 
 
 def _parse(text: str, path) -> tuple[Skeleton, Motion]:
-    lines = text.removeprefix("\ufeff").splitlines()  # a byte-order mark some Windows tools write
+    # a byte-order mark some Windows tools write; a DOS end-of-file mark (Ctrl-Z) after the last line
+    lines = _split_lines(text.removeprefix("\ufeff").rstrip("\x1a"))
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
         raise BVHError("empty file", 1, path)
-    if lines[first].split()[0] != "HIERARCHY":
+    if lines[first].split()[0].upper() != "HIERARCHY":
         raise BVHError(f"expected 'HIERARCHY' at the start, got {lines[first].split()[0]!r}", first + 1, path)
     if len(lines[first].split()) > 1:
         raise BVHError("unexpected text after 'HIERARCHY'", first + 1, path)
-    motion_line = next((i for i in range(first + 1, len(lines)) if lines[i].strip() == "MOTION"), None)
+    motion_line = next((i for i in range(first + 1, len(lines)) if lines[i].strip().upper() == "MOTION"), None)
     hier_stop = motion_line if motion_line is not None else len(lines)
     tokens = _Tokens(lines, first + 1, hier_stop, path)
     with _recursion_room(hier_stop - first):  # one level per nested block; a line holds at most a few
@@ -331,13 +360,12 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
     m = _FRAMES_RE.match(lines[i])
     if not m:
         raise BVHError(f"expected 'Frames: <count>', got {lines[i].strip()!r}", i + 1, path)
-    try:
-        n_frames = int(m.group(1))
-    except ValueError:
-        raise BVHError(f"Frames: expected a whole number, got {m.group(1)!r}", i + 1, path) from None
+    n_frames = _whole(m.group(1), i + 1, "Frames", path)
     if n_frames < 1:
         raise BVHError(f"Frames must be at least 1, got {n_frames}", i + 1, path)
     i += 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
     if i >= len(lines):
         raise BVHError("missing 'Frame Time:' line (truncated file?)", len(lines), path)
     m = _FRAME_TIME_RE.match(lines[i])
@@ -349,13 +377,13 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
     i += 1
 
     # frame lines (the count is checked against the file before anything is allocated for it)
-    if n_frames > len(lines) - i:
+    if layout.n_channels and n_frames > len(lines) - i:
         found = sum(1 for line in lines[i:] if line.strip())
         raise BVHError(f"'Frames: {n_frames}' declared but only {found} frame lines found (truncated file?)",
                        len(lines), path)
     n_chan = layout.n_channels
     values = np.empty((n_frames, n_chan))
-    f = 0
+    f = n_frames if n_chan == 0 else 0  # no channels: the frame lines are blank
     for ln in range(i, len(lines)):
         parts = lines[ln].split()
         if not parts:
@@ -365,10 +393,13 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
         if len(parts) != n_chan:
             raise BVHError(f"frame {f + 1} has {len(parts)} values, the hierarchy declares {n_chan} channels",
                            ln + 1, path)
+        if _NOT_NUMERIC.search(lines[ln]):
+            for k, t in enumerate(parts):
+                _number(t, ln + 1, f"frame {f + 1}, value {k + 1}", path)
         try:
             row = np.array(parts, dtype=np.float64)
         except ValueError:
-            bad = next((k, t) for k, t in enumerate(parts) if not _is_float(t))
+            bad = next((k, t) for k, t in enumerate(parts) if not _NUMBER_RE.fullmatch(t))
             raise BVHError(f"frame {f + 1}, value {bad[0] + 1}: expected a number, got {bad[1]!r}", ln + 1,
                            path) from None
         if not np.isfinite(row).all():
@@ -498,6 +529,14 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
         raise ValueError(f"motion has {motion.n_joints} joints but the skeleton has {skeleton.n_joints}")
     layout = layout or motion.layout or ChannelLayout.default(skeleton)
     layout.check_for(skeleton)
+    for j, name in enumerate(skeleton.names):
+        # the reader takes a name as the blank-separated words after JOINT, joined by one space
+        if j not in layout.end_sites and (not name or "{" in name or "}" in name
+                                          or name != " ".join(_BLANKS.split(name.strip(" \t\x0b\x0c")))
+                                          or "\n" in name or "\r" in name):
+            raise ValueError(f"joint name {name!r} cannot be written to BVH (it would read back differently): "
+                             "names must be non-empty, without braces, line breaks, tabs, or leading, "
+                             "trailing or repeated spaces")
     values = motion_channel_values(skeleton, motion, layout)
     _check_representable(skeleton, motion, layout, values)
 
