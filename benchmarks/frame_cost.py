@@ -44,13 +44,13 @@ def main(path: str, n_frames: int = 300) -> None:
     pose = np.ascontiguousarray(truth[0])
     for f in range(n_frames):
         starts.append(pose)
-        pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "limbs", True).positions
+        pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "auto", True).positions
     arrays = skeleton_arrays(skeleton)
-    extra = (*rigid_group_arrays(arrays, "limbs"), *limb_arrays(arrays, True))
+    extra = (*rigid_group_arrays(arrays, "auto"), *limb_arrays(arrays, True, "auto"))
 
     def full():
         for f in range(n_frames):
-            solve_skeleton_arrays(skeleton, effectors, targets[f], starts[f], roots[f], tol, 1000, "limbs", True)
+            solve_skeleton_arrays(skeleton, effectors, targets[f], starts[f], roots[f], tol, 1000, "auto", True)
 
     def checks():
         for f in range(n_frames):

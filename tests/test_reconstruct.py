@@ -281,3 +281,71 @@ def test_cli_option(tmp_path, capsys):
         assert main(["reconstruct", str(src), "--methods", "jacobian-dls", "--option", bad]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err
+
+
+@needs_skeleton_fabrik
+def test_written_file_holds_the_solution_where_bvh_turns_a_pelvis_as_one(tmp_path):
+    # the sample walk's Hips and Spine1 carry bones to several children (as Mixamo's do): the
+    # default rigid groups keep them rigid, so the written rotations reproduce FABRIK's poses
+    skel, motion = sample_walk(n_frames=40)
+    src = tmp_path / "walk.bvh"
+    save_bvh(src, skel, motion)
+    out = tmp_path / "rec.bvh"
+    report, _, _ = reconstruct_file(src, methods=["fabrik"], out=out)
+    assert set(report.rigid_centres) >= {"Hips", "Spine1"}
+    s2, m2 = load_bvh(out)
+    miss = np.max(np.linalg.norm(m2.world_positions(s2) - report.result("fabrik").positions, axis=2))
+    assert miss < 1e-6 * report.skeleton_height
+    assert report.out_max_error == pytest.approx(miss, abs=1e-9 * report.skeleton_height)
+    assert report.to_json()["out_max_error"] is not None
+    # with a free pelvis the file cannot hold the poses, and the table says so
+    report, _, _ = reconstruct_file(src, methods=["fabrik"], out=out, rigid_sub_bases="limbs")
+    assert report.out_max_error > 1e-6 * report.skeleton_height
+    assert "the written BVH is up to" in report.table()
+
+
+def _with_reference_node(text: str) -> str:
+    """A BVH whose static 'reference' root carries the file's root, which keeps its channels."""
+    head, motion = text.split("MOTION\n")
+    body = head.replace("HIERARCHY\n", "", 1)
+    body = "\n".join("\t" + line for line in body.splitlines())
+    lines = motion.splitlines()
+    frames = [("0 0 0 0 0 0 " + row) for row in lines[2:]]
+    return ("HIERARCHY\nROOT reference\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition "
+            "Zrotation Yrotation Xrotation\n" + body.replace("ROOT ", "JOINT ", 1) + "\n}\nMOTION\n"
+            + "\n".join(lines[:2] + frames) + "\n")
+
+
+@needs_skeleton_fabrik
+def test_a_moving_joint_under_a_static_reference_root_becomes_the_root(tmp_path):
+    skel, motion = sample_walk(n_frames=30)
+    plain = tmp_path / "walk.bvh"
+    save_bvh(plain, skel, motion)
+    ref = tmp_path / "ref.bvh"
+    ref.write_text(_with_reference_node(plain.read_text()))
+    s_ref, m_ref = load_bvh(ref)
+    np.testing.assert_allclose(m_ref.world_positions(s_ref)[:, 1:], motion.world_positions(skel), atol=1e-6)
+    a, _, _ = reconstruct_file(plain, methods=["fabrik", "ccd"])
+    out = tmp_path / "rec.bvh"
+    b, _, _ = reconstruct_file(ref, methods=["fabrik", "ccd"], out=out)
+    assert any("'Hips' is the root here" in note for note in b.notes)
+    for ra, rb in zip(a.results, b.results):
+        assert rb.median_error == pytest.approx(ra.median_error, rel=1e-9, abs=1e-12)
+        assert rb.positions.shape[1] == s_ref.n_joints
+    assert b.out_max_error < 1e-6 * b.skeleton_height
+
+
+def test_bones_that_change_length_in_position_channels_are_refused(tmp_path):
+    skel, motion = sample_walk(n_frames=5)
+    stretched = dict(motion.joint_translations)
+    spine = skel.index("Spine")
+    stretched[spine] = skel.offsets[spine] * np.linspace(1.0, 1.5, 5)[:, None]
+    layout = motion.layout
+    channels = list(layout.channels)
+    channels[spine] = ("Xposition", "Yposition", "Zposition") + tuple(channels[spine])
+    moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time, joint_translations=stretched,
+                          layout=type(layout)(tuple(channels), layout.end_sites))
+    path = tmp_path / "stretch.bvh"
+    save_bvh(path, skel, moving)
+    with pytest.raises(ValueError, match="'Spine' moves relative to its parent 'Hips'"):
+        reconstruct_file(path, methods=["fabrik"])

@@ -39,10 +39,12 @@ def add_parser(sub) -> None:
                         "JSON file; adds the constrained variant of every requested method that has one "
                         "(fabrik-constrained, ccd-constrained, jacobian-dls-constrained, ...) and reports each "
                         "one's largest limit violation (radians)")
-    p.add_argument("--rigid-sub-bases", choices=("limbs", "all", "none"), default="limbs",
-                   help="which sub-bases FABRIK keeps rigid: 'limbs' (default) those inside limbs, such as a hand "
-                        "carrying fingers and thumb; 'all' every joint's children at a distance, as under a BVH "
-                        "joint rotation (slower to converge where groups are coupled); 'none' the paper's sub-bases")
+    p.add_argument("--rigid-sub-bases", choices=("auto", "limbs", "all", "none"), default="auto",
+                   help="which sub-bases FABRIK keeps rigid: 'auto' (default) 'all' and 'limbs' together, released "
+                        "in frames that stall with them; 'limbs' those inside limbs, such as a hand carrying fingers "
+                        "and thumb; 'all' every joint's children at a distance, as under a BVH joint rotation "
+                        "(slower to converge where groups are coupled); 'none' the paper's sub-bases (the written "
+                        "BVH may then differ from the solved poses)")
     p.add_argument("--no-limb-swing", action="store_true",
                    help="start FABRIK's frames from the previous pose as it is, without first swinging each limb "
                         "about its hip or shoulder joint towards its targets")
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
-                                    constraints=args.constraints, rigid_sub_bases={"limbs": "limbs", "all": True, "none": False}[args.rigid_sub_bases],
+                                    constraints=args.constraints, rigid_sub_bases={"auto": "auto", "limbs": "limbs", "all": True, "none": False}[args.rigid_sub_bases],
                                     swing_limbs=not args.no_limb_swing,
                                     method_options=parse_method_options(args.option))
     print(report.table())

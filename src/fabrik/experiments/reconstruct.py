@@ -33,7 +33,7 @@ every method).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -47,6 +47,9 @@ from fabrik.solvers.skeleton_methods import DEFAULT_DAMPING
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
 #: Default tolerance as a fraction of the skeleton's height.
 DEFAULT_REL_TOL = 1e-3
+#: Position channels that move a joint by less than this fraction of the body's size count as
+#: constant; a written file further than this from the solution gets a note.
+OUT_TOL = 1e-6
 #: The constrained FABRIK method (added when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
 #: A method's variant with joint limits is named ``method + SUFFIX``.
@@ -146,6 +149,11 @@ class ReconstructionReport:
     swing_pivots: tuple[str, ...] = ()
     #: the centres of FABRIK's rigid groups (``rigid_sub_bases``), empty when none
     rigid_centres: tuple[str, ...] = ()
+    #: how the file was set up for the solvers (``reconstruction_skeleton``), printed under the table
+    notes: tuple[str, ...] = ()
+    #: with ``out``: the largest distance of a joint in the written file from the FABRIK row's
+    #: solution (file units; 0 to rounding when BVH rotations can hold the solved poses)
+    out_max_error: float | None = None
 
     def result(self, method: str) -> MethodResult:
         for r in self.results:
@@ -167,6 +175,9 @@ class ReconstructionReport:
             "unplaced_joints": list(self.unplaced),
             "fabrik_swing_pivots": list(self.swing_pivots),
             "fabrik_rigid_centres": list(self.rigid_centres),
+            "notes": list(self.notes),
+            "out_max_error": self.out_max_error,
+            "out_max_error_rel": None if self.out_max_error is None else self.out_max_error / self.skeleton_height,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -184,6 +195,7 @@ class ReconstructionReport:
             lines.append(f"{r.method:<{w}}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
+        lines.extend(f"note: {note}" for note in self.notes)
         if self.swing_pivots and any(r.method.startswith("fabrik") for r in self.results):
             lines.append(f"fabrik rows: each frame starts with the limbs swung towards their targets about "
                          f"{', '.join(self.swing_pivots)}")
@@ -206,11 +218,16 @@ class ReconstructionReport:
                              f"skeleton {h:.3g} units tall: set it with method_options (CLI: --option "
                              f"{r.method}:damping=VALUE)")
                 lines.append(note)
+        if self.out_max_error is not None and self.out_max_error > OUT_TOL * h:
+            lines.append(f"note: the written BVH is up to {self.out_max_error:.4g} units ({self.out_max_error / h:.2g} "
+                         "of the height) from the fabrik row's poses: BVH turns all children of a joint together, "
+                         "and FABRIK moved some apart (a pelvis or chest with bones to several children); "
+                         "--rigid-sub-bases all solves with those joints rigid")
         return "\n".join(lines)
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
-                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "limbs",
+                max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, options: Mapping | None = None):
     """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
@@ -295,7 +312,7 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "limbs",
+                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
@@ -310,11 +327,13 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
         rigid_sub_bases: which sub-bases unconstrained FABRIK keeps rigid (their children turn
-            as one body; see ``fabrik.solvers.skeleton_fabrik.rigid_groups``): ``"limbs"``
-            (default) those inside limbs, such as a hand carrying fingers and thumb; True every
-            joint's children at a distance, as under a BVH joint's rotation (coupled groups, a
-            chest carrying the neck and both arms, make FABRIK converge slowly); False none,
-            the paper's sub-bases.
+            as one body; see ``fabrik.solvers.skeleton_fabrik.rigid_groups``): ``"auto"``
+            (default) the two below together, released when a frame stalls with them, so that
+            the poses stay BVH poses; ``"limbs"`` those inside limbs, such as a hand carrying
+            fingers and thumb (the only ones on the CMU skeleton); True every joint's children
+            at a distance, as under a BVH joint's rotation (a Mixamo pelvis or chest; coupled
+            groups, a chest carrying the neck and both arms, make FABRIK converge in several
+            times the iterations); False none, the paper's sub-bases.
         swing_limbs: start every FABRIK frame (constrained too) by swinging each limb (leg, arm,
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
             ``fabrik.solvers.skeleton_fabrik.limb_tops``). False: plain warm start.
@@ -438,11 +457,12 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options))
     pivots, centres = (), ()
     if "fabrik" in methods or CONSTRAINED_METHOD in methods:
-        from fabrik.solvers.skeleton_fabrik import rigid_group_arrays, skeleton_arrays
+        from fabrik.solvers.skeleton_fabrik import limb_arrays, rigid_group_arrays, skeleton_arrays
 
         arrays = skeleton_arrays(skeleton)
         if swing_limbs:
-            pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in arrays.limb_tops))
+            tops = limb_arrays(arrays, True, rigid_sub_bases if "fabrik" in methods else False)[0]
+            pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in tops))
         if "fabrik" in methods:
             group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
             centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
@@ -474,20 +494,107 @@ def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
     return start, stop, step
 
 
+def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleton, np.ndarray, tuple[str, ...]]:
+    """The skeleton the solvers get for a recorded motion, the joints it covers, and notes.
+
+    BVH position channels on joints other than the root replace their OFFSETs, so the bones the
+    solvers must keep are the recorded translations, not the OFFSETs:
+
+    * translations that stay constant (within ``OUT_TOL`` of the body's size; 6-channel joints
+      written by many exporters) become the skeleton's offsets;
+    * translations that change over the frames change bone lengths, which no fixed-length solver
+      can follow. When every such joint lies on the single-child chain from the root (a static
+      ``reference`` node above ``Hips`` that carries the walk in its own position channels, as
+      MotionBuilder writes), the deepest of them becomes the root of the reconstruction and the
+      joints above it keep their recorded motion; anywhere else, ValueError naming the joints.
+
+    Returns (skeleton, joints, notes): ``joints`` (m,) the indices of ``skeleton``'s joints the
+    returned skeleton has, in order (its root first), and notes for the report; the input
+    skeleton itself with ``arange(n)`` when its offsets already describe the motion.
+    """
+    n = skeleton.n_joints
+    local = motion.local_translations(skeleton)
+    size = skeleton.height(motion.world_positions(skeleton)[0])
+    tol = OUT_TOL * (size if size > 0 else max(float(np.abs(local).max()), 1.0))
+    change = np.abs(local[:, 1:] - local[:1, 1:]).max(axis=(0, 2))
+    moving = [j + 1 for j in np.flatnonzero(change > tol)]
+    parents = skeleton.parents
+    top = 0
+    if moving:
+        n_children = np.bincount(parents[1:], minlength=n)
+        for j in moving:
+            a = int(parents[j])
+            while a >= 0 and n_children[a] == 1:
+                a = int(parents[a])
+            if a >= 0:
+                lengths = np.linalg.norm(local[:, j], axis=1)
+                raise ValueError(
+                    f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "
+                    f"position channels (bone length {lengths.min():.6g} to {lengths.max():.6g} over the frames); "
+                    "reconstruction keeps bone lengths fixed and can only follow a moving root, or moving joints "
+                    "on the single chain above the whole body (a reference node above the hips)")
+        top = max(moving)
+    joints = np.array([top] + [j for j in range(top + 1, n) if _descends(parents, j, top)], dtype=np.int64)
+    offsets = local[0, joints].copy()
+    offsets[0] = skeleton.offsets[0] if top == 0 else motion.world_positions(skeleton)[0, top]
+    notes = []
+    if top:
+        notes.append(f"{skeleton.names[top]!r} is the root here: the joints above it "
+                     f"({', '.join(skeleton.names[j] for j in range(n) if j not in set(joints.tolist()))}) "
+                     "move it through position channels, so they keep their recorded motion")
+    if top == 0 and np.array_equal(offsets, skeleton.offsets):
+        return skeleton, joints, ()
+    changed = [skeleton.names[j] for j in joints[1:] if not np.allclose(local[0, j], skeleton.offsets[j],
+                                                                         rtol=0.0, atol=tol)]
+    if changed:
+        notes.append(f"bones from the position channels, not the OFFSETs, of {len(changed)} joint(s) "
+                     f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''})")
+    remap = {int(j): k for k, j in enumerate(joints)}
+    sub_parents = [-1] + [remap[int(parents[j])] for j in joints[1:]]
+    sub = Skeleton(tuple(skeleton.names[j] for j in joints), sub_parents, offsets)
+    return sub, joints, tuple(notes)
+
+
+def _descends(parents: np.ndarray, j: int, ancestor: int) -> bool:
+    while j > ancestor:
+        j = int(parents[j])
+    return j == ancestor
+
+
 def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Motion:
     """A motion (rotations) for reconstructed ``positions`` (F, n, 3) of ``motion``'s frames:
     twist seeded from the recording's first frame, then carried frame to frame; the recording's
-    channel layout and frame time are kept, except that joints with fewer than three rotation
-    channels (hinges, fixed joints) get all three (``ChannelLayout.with_all_rotations``): the
-    solvers turn every joint as a ball joint.
+    channel layout, position channels and frame time are kept, except that joints with fewer
+    than three rotation channels (hinges, fixed joints) get all three
+    (``ChannelLayout.with_all_rotations``): the solvers turn every joint as a ball joint. Joints
+    above the reconstruction's root (``reconstruction_skeleton``) keep their recorded rotations.
 
     The result reproduces ``positions`` exactly where the skeleton can: position-based solvers
     such as FABRIK treat every bone as a free ball joint, so they may bend a joint's rigid set of
     children (a pelvis with both hips on one joint, shoulders on one chest joint); such a joint
-    gets the least-squares rotation instead (``rigid_sub_bases=True`` prevents that). Skeletons
+    gets the least-squares rotation instead, and each joint below it is aimed at its solved
+    children from where that puts it (``rigid_sub_bases=True`` prevents the bending). Skeletons
     whose multi-child joints have zero-length children (the CMU files) are reproduced exactly."""
-    return rotations_from_positions(skeleton, positions, motion.rotations[0], propagate=True,
-                                    frame_time=motion.frame_time, layout=motion.layout.with_all_rotations())
+    from scipy.spatial.transform import Rotation
+
+    positions = np.asarray(positions, dtype=np.float64)
+    solved, joints, _ = reconstruction_skeleton(skeleton, motion)
+    top = int(joints[0])
+    reference = motion.rotations[0, joints].copy()
+    world_rotations = None
+    if top:
+        world_rotations = motion.world_transforms(skeleton)[1]
+        reference[0] = Rotation.from_matrix(world_rotations[0, top]).as_quat()
+    part = rotations_from_positions(solved, positions[:, joints], reference, propagate=True)
+    rotations = motion.rotations.copy()
+    rotations[:, joints] = part.rotations
+    if top:
+        above = world_rotations[:, skeleton.parents[top]]
+        local = np.einsum("fji,fjk->fik", above, part.rotation_matrices()[:, 0])
+        rotations[:, top] = Rotation.from_matrix(local).as_quat()
+    root_positions = motion.root_positions if top else positions[:, 0]
+    return Motion(rotations, root_positions, motion.frame_time, joint_translations=dict(motion.joint_translations),
+                  layout=motion.layout.with_all_rotations())
 
 
 def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
@@ -515,7 +622,7 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
                      out: str | Path | None = None, progress: bool = False, constraints=None,
-                     rigid_sub_bases: bool | str = "limbs", swing_limbs: bool = True,
+                     rigid_sub_bases: bool | str = "auto", swing_limbs: bool = True,
                      method_options: Mapping[str, Mapping] | None = None):
     """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
@@ -532,24 +639,39 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     truth, world_rotations = motion.world_transforms(skeleton)
+    solved, joints, notes = reconstruction_skeleton(skeleton, motion)
     if out is not None and methods is not None and "fabrik" not in methods:
         methods = ["fabrik", *methods]
     limits, unplaced, initial_frames = None, [], None
     if constraints is not None:
         from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
 
-        limits, unplaced = resolve_constraints(skeleton, constraints)
-        initial_frames = frames_from_world_rotations(skeleton, world_rotations[0])
-    report = reconstruct(skeleton, truth, effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
+        limits, unplaced = resolve_constraints(solved, constraints)
+        initial_frames = frames_from_world_rotations(solved, world_rotations[0, joints])
+    report = reconstruct(solved, truth[:, joints], effectors=effectors, methods=methods, tol=tol, max_iter=max_iter,
                          progress=progress, source=Path(path).name, constraints=limits,
                          initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
                          swing_limbs=swing_limbs, method_options=method_options)
+    if len(joints) < skeleton.n_joints:
+        # every row as poses of the whole file: the joints above the root as recorded
+        def whole(result):
+            full = truth.copy()
+            full[:, joints] = result.positions
+            return replace(result, positions=full)
+
+        report = replace(report, results=tuple(whole(r) for r in report.results))
+    report = replace(report, notes=notes)
     if out is not None:
-        rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
+        fabrik_poses = report.result("fabrik").positions
+        rec = reconstruction_motion(skeleton, motion, fabrik_poses)
         save_bvh(out, skeleton, rec)
+        written = load_bvh(out)
+        miss = float(np.linalg.norm(written[1].world_positions(written[0]) - fabrik_poses, axis=2).max())
+        report = replace(report, out_max_error=miss)
     return report, skeleton, motion
 
 
 __all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "default_effectors",
-           "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "resolve_constraints",
+           "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "reconstruction_skeleton",
+           "resolve_constraints",
            "DEFAULT_METHODS", "CONSTRAINED_METHOD", "SUFFIX"]

@@ -217,7 +217,7 @@ def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol,
 
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                    tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, release_groups,
+                    tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, releasable,
                     limb_tops, order,
                     subtree_end, position):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
@@ -238,9 +238,10 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     g's members are ``group_members[group_start[g]:group_start[g + 1]]``, children of the centre
     or joined to it through zero-length joints, with rest offsets ``group_offsets`` from it;
     ``in_group[j]`` the group whose member j is or which j lies inside (a zero-length joint
-    between centre and member), else -1. ``release_groups``: the groups are a prior rather than
-    a rule; when the solve stalls short of its targets with them, they are released and the
-    iterations go on with free sub-bases (a palm that is nearly, not exactly, rigid). Members move as one rigid body about their
+    between centre and member), else -1. ``releasable`` (bool, one per group): the groups so marked
+    are a prior rather than a rule; when the solve stalls short of its targets with them, they
+    are released and the iterations go on with those sub-bases free (a palm that is nearly, not
+    exactly, rigid); the others stay rigid. Members move as one rigid body about their
     centre: in the forward stage the centre goes to the centroid of all its proposals, each
     targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
     and its other children proposing as usual; in the backward stage every member is put at
@@ -288,6 +289,10 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     n_groups = group_start.shape[0] - 1
     rot = np.zeros((max(n_groups, 1), 3, 3))
     active_members = np.zeros(max(n_groups, 1), dtype=np.int64)
+    released = np.zeros(max(n_groups, 1), dtype=np.bool_)
+    can_release = False
+    for g in range(n_groups):
+        can_release = can_release or releasable[g]
     src = np.empty((max(group_members.shape[0], 1), 3))
     dst = np.empty((max(group_members.shape[0], 1), 3))
     for g in range(n_groups):
@@ -338,7 +343,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 0] = goal[s, 0]
                 p[i, 1] = goal[s, 1]
                 p[i, 2] = goal[s, 2]
-            elif g >= 0 and active_members[g] >= 2:
+            elif g >= 0 and active_members[g] >= 2 and not released[g]:
                 place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
                                    proposal_sum, proposal_count)
             elif proposal_count[i] > 0:
@@ -347,7 +352,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 1] = proposal_sum[i, 1] * w
                 p[i, 2] = proposal_sum[i, 2] * w
             q = parents[i]
-            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2:
+            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
                 continue  # a rigid member proposes through its group's fit at the centre
             x = p[q, 0] - p[i, 0]
             y = p[q, 1] - p[i, 1]
@@ -367,7 +372,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         p[0, 0] = root3[0]
         p[0, 1] = root3[1]
         p[0, 2] = root3[2]
-        if n_groups > 0 and group_of[0] >= 0:
+        if n_groups > 0 and group_of[0] >= 0 and not released[group_of[0]]:
             place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets, carried,
                                 src, dst)
         for i in range(1, n):
@@ -378,7 +383,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 0] = p[q, 0] + carried[i, 0]
                 p[i, 1] = p[q, 1] + carried[i, 1]
                 p[i, 2] = p[q, 2] + carried[i, 2]
-            if n_groups > 0 and group_of[i] >= 0:
+            if n_groups > 0 and group_of[i] >= 0 and not released[group_of[i]]:
                 place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
                                     carried, src, dst)
         it += 1
@@ -391,8 +396,10 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
-                if release_groups and n_groups > 0:
-                    n_groups = 0
+                if can_release:
+                    can_release = False
+                    for g in range(n_groups):
+                        released[g] = releasable[g]
                     continue
                 # A straight path on the line to its target (section 5.4) never bends: nudge
                 # such targets sideways for one iteration, at most three times.

@@ -318,6 +318,7 @@ def _solve_local_rotations(parents, offsets, positions, reference, propagate, st
     n = positions.shape[1]
     out = np.empty((F, n, 3, 3))
     world = np.empty((n, 3, 3))
+    at = np.empty((n, 3))  # where the rotations found so far put each joint
     a = np.empty((n, 3))
     d = np.empty((n, 3))
     for f in range(F):
@@ -331,8 +332,10 @@ def _solve_local_rotations(parents, offsets, positions, reference, propagate, st
             p = parents[j]
             if p >= 0:
                 wp_ref = world[p] @ ref[j]
+                at[j] = at[p] + world[p] @ offsets[j]
             else:
                 wp_ref = ref[j].copy()
+                at[j] = positions[f, j]
             m = starts[j + 1] - starts[j]
             if m == 0:
                 out[f, j] = _orthonormalise(ref[j].copy())
@@ -349,8 +352,11 @@ def _solve_local_rotations(parents, offsets, positions, reference, propagate, st
                     v = offsets[paths[q]] + ref[paths[q]] @ v
                 a[k] = wp_ref @ v
                 t = targets[e]
+                # aimed from where the joint is, not where it was solved: when a parent cannot
+                # hold its solved pose (children it turns together, bent apart), the miss shrinks
+                # down the chain instead of carrying on to the ends
                 for c in range(3):
-                    d[k, c] = positions[f, t, c] - positions[f, j, c]
+                    d[k, c] = positions[f, t, c] - at[j, c]
                 na = np.sqrt(a[k, 0] ** 2 + a[k, 1] ** 2 + a[k, 2] ** 2)
                 nd = np.sqrt(d[k, 0] ** 2 + d[k, 1] ** 2 + d[k, 2] ** 2)
                 if na * nd > best:

@@ -56,7 +56,11 @@ class SkeletonArrays(NamedTuple):
         group_of, group_start, group_members, group_offsets, in_group: the rigid groups
             (``rigid_groups``) of ``rigid_sub_bases=True``.
         limb_groups: the same five arrays for ``rigid_sub_bases="limbs"`` (``limb_groups``).
+        auto_groups: the same for ``rigid_sub_bases="auto"`` (``auto_groups``).
         limb_tops: (m,) int64 the top joints of the limbs (``limb_tops``), ancestors first.
+        held_limb_tops: those that are not members of a ``rigid_sub_bases=True`` group: the limbs
+            swung when such groups are held rigid (swinging a neck about the chest would bend
+            the chest's group).
     """
 
     parents: np.ndarray
@@ -75,6 +79,8 @@ class SkeletonArrays(NamedTuple):
     in_group: np.ndarray
     limb_tops: np.ndarray
     limb_groups: tuple
+    auto_groups: tuple
+    held_limb_tops: np.ndarray
 
 
 #: What the kernel gets when rigid groups are off.
@@ -82,7 +88,7 @@ _NO_GROUPS = (np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.ze
               np.zeros((0, 3)), np.full(1, -1, dtype=np.int64))
 
 
-def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, centres=None):
+def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, centres=None, follow_zero_at=()):
     """The rigid groups of a skeleton: joints with two or more children at a distance.
 
     In a BVH skeleton a joint's rotation turns all its children together, so children joined to
@@ -96,6 +102,8 @@ def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, cen
     sequence of joints (``rigid_sub_bases="limbs"``: the sub-bases inside limbs, see
     ``limb_groups``), only those are centres, and members are looked for through zero-length
     joints too: a CMU hand hangs its finger and thumb from the wrist through zero-length joints.
+    ``follow_zero_at`` (with ``centres`` None): the centres whose members are looked for through
+    zero-length joints all the same (``auto_groups``).
 
     Returns (group_of (n,), group_start (G+1,), group_members (m,), group_offsets (m, 3),
     in_group (n,)): ``group_of[c]`` the group centred on joint c or -1; group g's members
@@ -108,8 +116,8 @@ def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, cen
     children: list[list[int]] = [[] for _ in range(n)]
     for i in range(1, n):
         children[int(parents[i])].append(i)
-    follow_zero = centres is not None
     candidates = range(n) if centres is None else sorted(int(c) for c in centres)
+    follow = set(candidates) if centres is not None else {int(c) for c in follow_zero_at}
     found: list[tuple[int, list[int], list[int]]] = []
     covered: set[int] = set()
     for c in candidates:
@@ -122,7 +130,7 @@ def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, cen
             j = stack.pop(0)
             if lengths[j] > eps:
                 members.append(j)
-            elif follow_zero:
+            elif c in follow:
                 between.append(j)
                 stack.extend(children[j])
         if len(members) >= 2:
@@ -152,14 +160,27 @@ def limb_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, tops
     """``rigid_groups`` centred on the sub-bases inside limbs (below a limb top, see
     ``limb_tops``): a hand whose fingers leave one joint, a foot with several toes. Their
     members are found through zero-length joints. Spine, chest and pelvis stay free."""
+    return rigid_groups(parents, lengths, rest, _limb_centres(parents, tops))
+
+
+def _limb_centres(parents: np.ndarray, tops: np.ndarray) -> list[int]:
+    """The joints with children inside limbs (at or below a limb top)."""
     n = parents.shape[0]
     inside = np.zeros(n, dtype=bool)
     top_set = {int(t) for t in tops}
     for j in range(1, n):
         inside[j] = j in top_set or inside[parents[j]]
     n_children = np.bincount(parents[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
-    centres = [j for j in range(n) if inside[j] and n_children[j] >= 1]
-    return rigid_groups(parents, lengths, rest, centres)
+    return [j for j in range(n) if inside[j] and n_children[j] >= 1]
+
+
+def auto_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, tops: np.ndarray):
+    """``rigid_groups`` for ``rigid_sub_bases="auto"``: the groups of ``True`` (every joint whose
+    children hang from it at a distance, which a BVH rotation turns together: a Mixamo pelvis or
+    chest) together with those of ``"limbs"`` (a CMU hand, whose finger and thumb hang from the
+    wrist through zero-length joints). Zero-length joints outside limbs keep their own rotation,
+    as in BVH (a CMU pelvis stays free)."""
+    return rigid_groups(parents, lengths, rest, None, _limb_centres(parents, tops))
 
 
 #: The largest spread of a limb's leaves, as a fraction of their distance from the pivot.
@@ -214,27 +235,41 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
 _NO_LIMBS = np.zeros(0, dtype=np.int64)
 
 
-def limb_arrays(arrays: "SkeletonArrays", swing_limbs: bool):
-    """The limb arrays the kernels get: (limb tops or none, order, subtree_end, position)."""
+def limb_arrays(arrays: "SkeletonArrays", swing_limbs: bool, rigid_sub_bases=False):
+    """The limb arrays the kernels get: (limb tops or none, order, subtree_end, position). With
+    ``rigid_sub_bases`` True or ``"auto"`` a limb whose top belongs to a BVH-rigid group is not
+    swung (``held_limb_tops``)."""
     if not isinstance(swing_limbs, (bool, np.bool_)):
         raise ValueError(f"swing_limbs must be True or False, got {swing_limbs!r}")
-    return (arrays.limb_tops if swing_limbs else _NO_LIMBS, arrays.order, arrays.subtree_end, arrays.position)
+    tops = _NO_LIMBS
+    if swing_limbs:
+        tops = arrays.held_limb_tops if rigid_sub_bases is True or rigid_sub_bases == "auto" else arrays.limb_tops
+    return (tops, arrays.order, arrays.subtree_end, arrays.position)
 
 
 #: The values ``rigid_sub_bases`` takes.
-RIGID_MODES = (False, True, "limbs")
+RIGID_MODES = (False, True, "limbs", "auto")
 
 
 def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
     """The group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``): the five
-    of ``rigid_groups`` and whether the groups may be released (``"limbs"`` only)."""
+    of ``rigid_groups`` and which groups may be released (bool, one per group): all of
+    ``"limbs"``; of ``"auto"`` those a BVH rotation does not hold rigid (members hung from the
+    centre through zero-length joints only, as a CMU hand's); none of ``True``."""
     if rigid_sub_bases is True:
-        return (arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group,
-                False)
+        groups = (arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group)
+        return (*groups, np.zeros(max(groups[1].shape[0] - 1, 1), dtype=np.bool_))
     if rigid_sub_bases == "limbs":
-        return (*arrays.limb_groups, True)
+        return (*arrays.limb_groups, np.ones(max(arrays.limb_groups[1].shape[0] - 1, 1), dtype=np.bool_))
+    if rigid_sub_bases == "auto":
+        group_of, group_start = arrays.auto_groups[0], arrays.auto_groups[1]
+        releasable = np.ones(max(group_start.shape[0] - 1, 1), dtype=np.bool_)
+        for centre in np.flatnonzero(arrays.group_of >= 0) if group_start.shape[0] > 1 else ():
+            if group_of[centre] >= 0:
+                releasable[group_of[centre]] = False  # a joint whose bones a BVH rotation turns together
+        return (*arrays.auto_groups, releasable)
     if rigid_sub_bases is False:
-        return (*_NO_GROUPS, False)
+        return (*_NO_GROUPS, np.zeros(1, dtype=np.bool_))
     raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
 
 
@@ -284,9 +319,11 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
             stack.append((child, False))
     rest = np.array(skeleton.rest_positions(), dtype=np.float64, order="C")
     tops = limb_tops(parents, lengths, rest)
+    groups = rigid_groups(parents, lengths, rest)
+    held = tops if groups[4].shape[0] < n else tops[groups[4][tops] < 0]
     arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
-                            {name: i for i, name in enumerate(skeleton.names)}, *rigid_groups(parents, lengths, rest),
-                            tops, limb_groups(parents, lengths, rest, tops))
+                            {name: i for i, name in enumerate(skeleton.names)}, *groups,
+                            tops, limb_groups(parents, lengths, rest, tops), auto_groups(parents, lengths, rest, tops), held)
     object.__setattr__(skeleton, _CACHE_ATTR, arrays)
     return arrays
 
@@ -414,7 +451,11 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
             fingers and thumb, a foot with several toes; see ``limb_groups``), their members
             found through zero-length joints; pelvis, spine and chest stay free. These groups
             are a prior: when the solve stalls short of its targets with them (a real palm is
-            not exactly rigid), they are released and the iterations go on.
+            not exactly rigid), they are released and the iterations go on. ``"auto"``: both
+            kinds (``auto_groups``): a BVH skeleton's pelvis and chest
+            when their bones leave one joint (Mixamo), and the hands; what ``fabrik reconstruct``
+            uses, so that its poses can be written back as BVH rotations. Only the groups that
+            BVH does not hold rigid (members hung through zero-length joints) are released.
         swing_limbs: False (default): start from ``initial`` (moved with the root). True: first
             swing every limb (leg, arm, head; see ``limb_tops``) rigidly about its hip or
             shoulder joint so that it points at its targets, then iterate. A warm start for
@@ -430,7 +471,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs))
+        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
@@ -497,7 +538,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                                                      initial, root)
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs))
+        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -506,5 +547,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]
