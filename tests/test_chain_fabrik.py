@@ -460,3 +460,12 @@ def test_building_models_leaves_the_callers_arrays_alone():
     assert not np.shares_memory(skeleton.offsets, points) and not skeleton.offsets.flags.writeable
     lengths[0] = 5.0
     assert chain.bone_lengths[0] == 1.0
+
+
+def test_target_a_rounding_error_past_full_reach_with_a_zero_length_tail_is_finite():
+    # |target - root| = 1 + 2e-16 with bones (1, 0): the stretched chain puts joint 1 on the target,
+    # and the zero-length bone after it used to divide 0 by 0 (NaN positions, status unreachable)
+    chain = fabrik.Chain.from_positions([[4.3, 4.7, -4.9], [4.3, 5.7, -4.9], [4.3, 5.7, -4.9]])
+    sol = fabrik.solve(chain, [5.179159833317819, 4.458329565218882, -5.310698658913432])
+    assert np.isfinite(sol.positions).all()
+    assert sol.status == "reached" and sol.error < 1e-12

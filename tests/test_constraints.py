@@ -401,3 +401,9 @@ def test_nearest_point_on_a_hemisphere_rim_from_straight_behind_is_unit():
     d = unit((0.0, -0.5, 1.3587104705563957e-162))
     x, y, z, moved = nearest_in_cone(*d, *cone.signed_cot2())
     assert moved and (x, y, z) == (0.0, 0.0, 1.0)
+
+
+def test_chain_constraints_refuse_one_joint_given_twice():
+    chain = fabrik.Chain.straight(4)
+    with pytest.raises(ValueError, match="given twice"):
+        chain.with_constraints({1: Cone.circular(0.1), "1": Cone.circular(2.0)})

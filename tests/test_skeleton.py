@@ -477,3 +477,21 @@ def test_per_frame_arrays_refuse_non_finite_input(where, bad):
         solve_skeleton_arrays(sk, leaves, inputs["targets"], inputs["initial"], inputs["root"])
     with pytest.raises(ValueError, match="must be finite"):
         solve_skeleton_constrained_arrays(sk, leaves, inputs["targets"], inputs["initial"], root=inputs["root"])
+
+
+def test_per_frame_array_path_checks_tol_and_max_iter():
+    from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
+
+    skel = models.y_shape()
+    rest = skel.rest_positions()
+    idx = np.array([skel.n_joints - 1])
+    for bad in ({"tol": -1.0}, {"tol": float("nan")}, {"max_iter": -5}, {"max_iter": 2.5}):
+        with pytest.raises(ValueError, match="tol|max_iter"):
+            solve_skeleton_arrays(skel, idx, rest[idx], rest, **bad)
+    huge = solve_skeleton_arrays(skel, idx, rest[idx] + 0.1, rest, max_iter=2 ** 70)
+    assert huge.status in ("reached", "stalled", "unreachable")
+
+
+def test_a_huge_iteration_cap_means_no_cap():
+    sol = fabrik.solve(fabrik.Chain.straight(5), [1.0, 2.0, 0.0], max_iter=2 ** 64)
+    assert sol.status == "reached"

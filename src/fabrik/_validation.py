@@ -94,7 +94,12 @@ def check_max_iter(max_iter, name: str = "max_iter") -> int:
         raise ValueError(f"{name} must be a whole number, got {max_iter!r}")
     if max_iter < 0:
         raise ValueError(f"{name} must be >= 0, got {max_iter}")
-    return int(max_iter)
+    # the kernels count in int64; no solve runs 2**62 iterations, so a larger cap means "no cap"
+    return min(int(max_iter), MAX_ITER_CAP)
+
+
+#: The largest iteration cap the kernels are given (larger ones are clamped to it).
+MAX_ITER_CAP = 2 ** 62
 
 
 def check_positive(value, name: str) -> float:

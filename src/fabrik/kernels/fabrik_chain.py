@@ -108,12 +108,14 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target.
+        # (each joint on the root-to-target line, not on the line from the joint before it to the
+        # target: rounding can put a joint on the target before a zero-length tail, and 0 / 0)
         for k in range(3):
             p[0, k] = root[k]
         for i in range(n - 1):
-            lam = bone_lengths[i] / dist3v(p, i, target)
-            for k in range(3):
-                p[i + 1, k] = (1.0 - lam) * p[i, k] + lam * target[k]
+            p[i + 1, 0] = p[i, 0] - bone_lengths[i] * fx
+            p[i + 1, 1] = p[i, 1] - bone_lengths[i] * fy
+            p[i + 1, 2] = p[i, 2] - bone_lengths[i] * fz
         err = dist3v(p, last, target)
         # a target a hair beyond full reach is still reached within tolerance
         return p, 1, err, (REACHED if err <= tol else UNREACHABLE)

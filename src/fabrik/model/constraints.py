@@ -336,8 +336,10 @@ def normalise_chain_constraints(chain, mapping: Mapping[Any, Any]) -> dict[int, 
     if not isinstance(mapping, Mapping):
         raise ValueError(f"constraints must be a mapping {{joint index: constraint(s)}}, got {type(mapping).__name__}")
     out: dict[int, tuple] = {}
+    seen: dict[int, Any] = {}
     last = chain.n_joints - 1
     for key, value in mapping.items():
+        original = key
         if isinstance(key, str) and key.strip().lstrip("-").isdigit():
             key = int(key)
         if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
@@ -345,6 +347,9 @@ def normalise_chain_constraints(chain, mapping: Mapping[Any, Any]) -> dict[int, 
         idx = int(key)
         if idx < 0 or idx > last:
             raise ValueError(f"constraints: joint index {idx} is out of range 0..{last}")
+        if idx in seen:
+            raise ValueError(f"constraints: joint {idx} is given twice (as {seen[idx]!r} and {original!r})")
+        seen[idx] = original
         if idx == last:
             raise ValueError(f"constraints: joint {idx} is the end effector; it has no bone to limit "
                              f"(limit joint i to constrain bone i, 0 <= i <= {last - 1})")

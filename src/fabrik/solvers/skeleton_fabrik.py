@@ -28,7 +28,7 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
-from fabrik._validation import as_point, as_points
+from fabrik._validation import as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton
 from fabrik.kernels.vec import all_finite3
 from fabrik.solvers.registry import register
@@ -538,7 +538,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                                                      initial, root)
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        float(tol), int(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
+        check_tol(tol), check_max_iter(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names

@@ -77,6 +77,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fabrik._validation import check_max_iter, check_tol
+
 from fabrik.kernels.fabrik_skeleton_constrained import fabrik_skeleton_constrained
 from fabrik.kernels.fabrik_skeleton_constrained import frames_from_pose as _frames_from_pose_kernel
 from fabrik.model.constraints import (
@@ -374,7 +376,7 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     out, F, row_active, iterations, errors, code = fabrik_skeleton_constrained(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, tables.circ,
         tables.hcs, tables.own_start,
-        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, float(tol), int(max_iter),
+        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, check_tol(tol), check_max_iter(max_iter),
         *limb_arrays(arrays, swing_limbs))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
