@@ -283,13 +283,19 @@ def test_cli_option(tmp_path, capsys):
         assert words in err and "Traceback" not in err
 
 
+def _saved_walk(path: Path, n_frames: int):
+    """The sample walk of ``n_frames`` frames written to ``path``; returns (skeleton, motion)."""
+    skel, motion = sample_walk(n_frames=n_frames)
+    save_bvh(path, skel, motion)
+    return skel, motion
+
+
 @needs_skeleton_fabrik
 def test_written_file_holds_the_solution_where_bvh_turns_a_pelvis_as_one(tmp_path):
     # the sample walk's Hips and Spine1 carry bones to several children (as Mixamo's do): the
     # default rigid groups keep them rigid, so the written rotations reproduce FABRIK's poses
-    skel, motion = sample_walk(n_frames=40)
     src = tmp_path / "walk.bvh"
-    save_bvh(src, skel, motion)
+    _saved_walk(src, 40)
     out = tmp_path / "rec.bvh"
     report, _, _ = reconstruct_file(src, methods=["fabrik"], out=out)
     assert set(report.rigid_centres) >= {"Hips", "Spine1"}
@@ -318,9 +324,8 @@ def _with_reference_node(text: str) -> str:
 
 @needs_skeleton_fabrik
 def test_a_moving_joint_under_a_static_reference_root_becomes_the_root(tmp_path):
-    skel, motion = sample_walk(n_frames=30)
     plain = tmp_path / "walk.bvh"
-    save_bvh(plain, skel, motion)
+    skel, motion = _saved_walk(plain, 30)
     ref = tmp_path / "ref.bvh"
     ref.write_text(_with_reference_node(plain.read_text()))
     s_ref, m_ref = load_bvh(ref)

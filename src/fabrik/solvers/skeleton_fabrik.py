@@ -61,6 +61,8 @@ class SkeletonArrays(NamedTuple):
         held_limb_tops: those that are not members of a ``rigid_sub_bases=True`` group: the limbs
             swung when such groups are held rigid (swinging a neck about the chest would bend
             the chest's group).
+        kernel_groups: ``rigid_sub_bases`` value -> the six group arrays the kernel gets
+            (``kernel_groups``).
     """
 
     parents: np.ndarray
@@ -81,6 +83,7 @@ class SkeletonArrays(NamedTuple):
     limb_groups: tuple
     auto_groups: tuple
     held_limb_tops: np.ndarray
+    kernel_groups: dict
 
 
 #: What the kernel gets when rigid groups are off.
@@ -253,24 +256,28 @@ RIGID_MODES = (False, True, "limbs", "auto")
 
 def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
     """The group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``): the five
-    of ``rigid_groups`` and which groups may be released (bool, one per group): all of
-    ``"limbs"``; of ``"auto"`` those a BVH rotation does not hold rigid (members hung from the
-    centre through zero-length joints only, as a CMU hand's); none of ``True``."""
-    if rigid_sub_bases is True:
-        groups = (arrays.group_of, arrays.group_start, arrays.group_members, arrays.group_offsets, arrays.in_group)
-        return (*groups, np.zeros(max(groups[1].shape[0] - 1, 1), dtype=np.bool_))
-    if rigid_sub_bases == "limbs":
-        return (*arrays.limb_groups, np.ones(max(arrays.limb_groups[1].shape[0] - 1, 1), dtype=np.bool_))
-    if rigid_sub_bases == "auto":
-        group_of, group_start = arrays.auto_groups[0], arrays.auto_groups[1]
-        releasable = np.ones(max(group_start.shape[0] - 1, 1), dtype=np.bool_)
-        for centre in np.flatnonzero(arrays.group_of >= 0) if group_start.shape[0] > 1 else ():
-            if group_of[centre] >= 0:
-                releasable[group_of[centre]] = False  # a joint whose bones a BVH rotation turns together
-        return (*arrays.auto_groups, releasable)
-    if rigid_sub_bases is False:
-        return (*_NO_GROUPS, np.zeros(1, dtype=np.bool_))
-    raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
+    of ``rigid_groups`` and which groups may be released (bool, one per group), built once per
+    skeleton (``kernel_groups``)."""
+    groups = arrays.kernel_groups.get(rigid_sub_bases) if isinstance(rigid_sub_bases, (bool, str)) else None
+    if groups is None:
+        raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
+    return groups
+
+
+def kernel_groups(true_groups: tuple, limbs: tuple, auto: tuple) -> dict:
+    """``{rigid_sub_bases value: the six arrays rigid_group_arrays returns}``. Releasable: every
+    group of ``"limbs"``; of ``"auto"`` those a BVH rotation does not hold rigid (members hung
+    from the centre through zero-length joints only, as a CMU hand's); none of ``True``."""
+    def flags(groups, value):
+        return np.full(max(groups[1].shape[0] - 1, 1), value, dtype=np.bool_)
+
+    releasable = flags(auto, True)
+    if auto[1].shape[0] > 1 and true_groups[1].shape[0] > 1:
+        for centre in np.flatnonzero(true_groups[0] >= 0):
+            if auto[0][centre] >= 0:
+                releasable[auto[0][centre]] = False  # a joint whose bones a BVH rotation turns together
+    return {False: (*_NO_GROUPS, flags(_NO_GROUPS, False)), True: (*true_groups, flags(true_groups, False)),
+            "limbs": (*limbs, flags(limbs, True)), "auto": (*auto, releasable)}
 
 
 _CACHE_ATTR = "_fabrik_skeleton_arrays"
@@ -321,9 +328,11 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
     tops = limb_tops(parents, lengths, rest)
     groups = rigid_groups(parents, lengths, rest)
     held = tops if groups[4].shape[0] < n else tops[groups[4][tops] < 0]
+    limbs = limb_groups(parents, lengths, rest, tops)
+    auto = auto_groups(parents, lengths, rest, tops)
     arrays = SkeletonArrays(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
                             {name: i for i, name in enumerate(skeleton.names)}, *groups,
-                            tops, limb_groups(parents, lengths, rest, tops), auto_groups(parents, lengths, rest, tops), held)
+                            tops, limbs, auto, held, kernel_groups(groups, limbs, auto))
     object.__setattr__(skeleton, _CACHE_ATTR, arrays)
     return arrays
 
@@ -547,5 +556,5 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
                     {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]
