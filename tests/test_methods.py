@@ -157,6 +157,8 @@ DEGENERATE = [
     ("target at root", [[0, 0, 0], [0, 1, 0], [0.5, 1.8, 0], [1.2, 2.2, 0.3]], [0.0, 0.0, 0.0]),
     ("straight, target on the line", [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], [0.0, 1.5, 0.0]),
     ("straight, target behind", [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], [0.0, -1.5, 0.0]),
+    # a hair off the line: the Jacobian methods' first steps are too small to count as progress
+    ("straight, target a hair off the line", [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], [1e-3, 1.5, 0.0]),
     ("straight, unreachable behind", [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], [0.0, -7.0, 0.0]),
     ("all joints at one point", [[0, 0, 0], [0, 0, 0], [0, 0, 0]], [1.0, 0.0, 0.0]),
 ]

@@ -22,6 +22,11 @@ from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABL
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
 BEND_ANGLE = 0.1
 
+#: A stalled chain counts as lying on the line to its target when every joint and the target are
+#: within this fraction of its shortest non-zero bone of that line: the bend moves joints about
+#: that much, and nearer the line the Jacobian methods' steps are too small to count as progress.
+NEAR_LINE = BEND_ANGLE
+
 
 @njit(cache=True, error_model="numpy")
 def unit_or(vx, vy, vz, out, fallback, eps):
@@ -114,8 +119,9 @@ def rotate_tail_vec(p, j, first, wx, wy, wz):
 
 
 @njit(cache=True, error_model="numpy")
-def is_collinear_with_target(p, target, scale):
-    """True when every joint and the target lie on one line, to 1e-9 x ``scale``."""
+def is_collinear_with_target(p, target, scale, near=0.0):
+    """True when every joint and the target lie on one line, to 1e-9 x ``scale`` or ``near``
+    (model units), whichever is larger."""
     n = p.shape[0]
     # the point farthest from the root (a joint or the target) fixes the line's direction
     best = dist3v(p, 0, target)
@@ -134,7 +140,7 @@ def is_collinear_with_target(p, target, scale):
     fx /= best
     fy /= best
     fz /= best
-    eps2 = (1e-9 * scale) ** 2
+    eps2 = max(1e-9 * scale, near) ** 2
     for i in range(1, n + 1):
         if i < n:
             vx = p[i, 0] - p[0, 0]
@@ -151,8 +157,9 @@ def is_collinear_with_target(p, target, scale):
 
 @njit(cache=True, error_model="numpy")
 def bend(p, target, scale):
-    """Bend a straight chain by ``BEND_ANGLE`` at its middle joint, about an axis perpendicular to
-    the chain (the z axis for a chain in the z = 0 plane), to leave the collinear singularity."""
+    """Fold a straight chain by ``BEND_ANGLE`` at its middle joint and back by twice that at the
+    next, about an axis perpendicular to the chain (the z axis for a chain in the z = 0 plane),
+    to leave the collinear singularity."""
     n = p.shape[0]
     u = np.zeros(3)
     ex = np.zeros(3)
@@ -164,9 +171,24 @@ def bend(p, target, scale):
     axis[0] = u[1] * side[2] - u[2] * side[1]
     axis[1] = u[2] * side[0] - u[0] * side[2]
     axis[2] = u[0] * side[1] - u[1] * side[0]
-    # Bend at the joint nearest the middle of the chain (by length) that has something beyond it.
+    # Fold at the middle joint and back by twice as much at the next, so that the chain itself is
+    # bent: a chain only turned at one joint keeps a straight tail, which the damped methods
+    # swing back onto the line.
     j = (n - 1) // 2
     rotate_tail(p, j, j + 1, axis, np.cos(BEND_ANGLE), np.sin(BEND_ANGLE))
+    if j + 2 < n:
+        rotate_tail(p, j + 1, j + 2, axis, np.cos(2.0 * BEND_ANGLE), -np.sin(2.0 * BEND_ANGLE))
+
+
+@njit(cache=True, error_model="numpy")
+def shortest_bone(p, scale):
+    """The shortest non-zero bone of the chain pose ``p`` (n, 3) (``scale`` when there is none)."""
+    shortest = scale
+    for i in range(1, p.shape[0]):
+        r = dist3(p, i, p, i - 1)
+        if 0.0 < r < shortest:
+            shortest = r
+    return shortest
 
 
 #: ``bend_or_stop``'s answer when it bent the chain and the solve goes on.
@@ -176,11 +198,15 @@ BENT = -1
 @njit(cache=True, error_model="numpy")
 def bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends):
     """What a rotation-based chain solver does when its effector stalls: a chain lying straight
-    on the line to a target it can still get closer to is bent (``bend``, at most three times;
+    on the line to a target it can still get closer to (or, for a reachable target, within
+    ``NEAR_LINE`` of its shortest bone of that line) is bent (``bend``, at most three times;
     returns ``BENT``); otherwise the status to stop with, ``UNREACHABLE`` when the target is
     beyond the chain's reach or inside its inner reach, else ``STALLED``."""
+    # near the line counts only inside reach: stretching for an out-of-reach target, a chain is
+    # nearly straight on that line where it should be
+    near = 0.0 if unreachable else NEAR_LINE * shortest_bone(p, scale)
     if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
-            and is_collinear_with_target(p, target, scale)):
+            and is_collinear_with_target(p, target, scale, near)):
         bend(p, target, scale)
         return BENT
     return UNREACHABLE if (unreachable or inside_inner_reach) else STALLED

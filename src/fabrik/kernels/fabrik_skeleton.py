@@ -164,54 +164,73 @@ def any_unreachable(target_idx, targets, root, reach):
 
 
 @njit(cache=True, error_model="numpy")
+def collinear_path(p, parents, lengths, e, base, tx, ty, tz, scale, u, near_fraction=0.0):
+    """Whether the path from joint ``base`` (an ancestor of ``e``, or ``e`` itself) down to joint
+    ``e`` lies on one line with the target (tx, ty, tz), to 1e-9 of ``scale`` or ``near_fraction``
+    of the path's shortest non-zero bone, whichever is larger: the singularity of section 5.4,
+    which FABRIK and the rotation-based methods cannot leave by themselves.
+
+    Returns the shortest non-zero bone on the path when it does (0.0 when it does not, or when
+    every point is within ``TINY * scale`` of ``base``), with ``u`` (3,) set to the line's unit
+    direction: from ``base`` towards the farthest of the path's joints and the target.
+    """
+    ox = p[base, 0]
+    oy = p[base, 1]
+    oz = p[base, 2]
+    u[0] = tx - ox
+    u[1] = ty - oy
+    u[2] = tz - oz
+    best = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    j = e
+    while j != base:
+        x = p[j, 0] - ox
+        y = p[j, 1] - oy
+        z = p[j, 2] - oz
+        r = np.sqrt(x * x + y * y + z * z)
+        if r > best:
+            best = r
+            u[0] = x
+            u[1] = y
+            u[2] = z
+        j = parents[j]
+    if best <= TINY * scale:
+        return 0.0
+    for c in range(3):
+        u[c] /= best
+    shortest = scale
+    j = e
+    while j != base:
+        if 0.0 < lengths[j] < shortest:
+            shortest = lengths[j]
+        j = parents[j]
+    eps2 = max(1e-9 * scale, near_fraction * shortest) ** 2
+    if off_line2(tx - ox, ty - oy, tz - oz, u[0], u[1], u[2]) > eps2:
+        return 0.0
+    j = e
+    while j != base:
+        if off_line2(p[j, 0] - ox, p[j, 1] - oy, p[j, 2] - oz, u[0], u[1], u[2]) > eps2:
+            return 0.0
+        j = parents[j]
+    return shortest
+
+
+@njit(cache=True, error_model="numpy")
 def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol, scale):
     """Nudge the goal of every unreached effector whose path from the root lies on one line with
-    its target (the singularity of section 5.4, which FABRIK cannot leave): ``goal[t]`` moves
-    sideways by a tenth of the shortest non-zero bone on the path. Returns True if any moved."""
+    its target (``collinear_path``): ``goal[t]`` moves sideways by a tenth of the shortest
+    non-zero bone on the path. Returns True if any moved."""
     any_moved = False
     u = np.zeros(3)
     for t in range(target_idx.shape[0]):
         e = target_idx[t]
         if e == 0 or errors[t] <= tol:
             continue
-        # the line: from the root towards the farthest of the path's joints and the target
-        best = 0.0
-        for c in range(3):
-            u[c] = targets[t, c] - p[0, c]
-        best = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-        j = e
-        while j > 0:
-            x = p[j, 0] - p[0, 0]
-            y = p[j, 1] - p[0, 1]
-            z = p[j, 2] - p[0, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            if r > best:
-                best = r
-                u[0] = x
-                u[1] = y
-                u[2] = z
-            j = parents[j]
-        if best <= TINY * scale:
-            continue
-        for c in range(3):
-            u[c] /= best
-        eps2 = (1e-9 * scale) ** 2
-        straight = True
-        shortest = scale
-        j = e
-        while j >= 0 and straight:
-            if off_line2(p[j, 0] - p[0, 0], p[j, 1] - p[0, 1], p[j, 2] - p[0, 2], u[0], u[1], u[2]) > eps2:
-                straight = False
-            if j > 0 and 0.0 < lengths[j] < shortest:
-                shortest = lengths[j]
-            j = parents[j]
-        if not straight or off_line2(targets[t, 0] - p[0, 0], targets[t, 1] - p[0, 1], targets[t, 2] - p[0, 2],
-                                     u[0], u[1], u[2]) > eps2:
-            continue
-        side = any_perpendicular(u)
-        for c in range(3):
-            goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
-        any_moved = True
+        shortest = collinear_path(p, parents, lengths, e, 0, targets[t, 0], targets[t, 1], targets[t, 2], scale, u)
+        if shortest > 0.0:
+            side = any_perpendicular(u)
+            for c in range(3):
+                goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
+            any_moved = True
     return any_moved
 
 

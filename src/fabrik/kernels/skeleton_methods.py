@@ -19,9 +19,13 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.fabrik_skeleton import effector_errors, rebuild_lengths, rotate_subtree, tree_setup
+from fabrik.kernels.ccd import BEND_ANGLE, NEAR_LINE
+from fabrik.kernels.fabrik_skeleton import collinear_path, effector_errors, rebuild_lengths, rotate_subtree, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.vec import TINY, any_perpendicular
+
+#: How many times one solve may bend straight paths (``bend_collinear``), as the chain methods.
+MAX_BENDS = 3
 
 #: ``method`` codes of ``jacobian_skeleton``.
 TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
@@ -138,6 +142,80 @@ def start_pose(initial, root3, parents, lengths, rest_dirs, eps):
 
 
 @njit(cache=True, error_model="numpy")
+def bend_collinear(p, parents, lengths, reach, slot, target_idx, targets, errors, tol, scale):
+    """Bend every unreached effector's straight path that lies on (or, inside its reach, within
+    ``NEAR_LINE`` of its shortest bone of) the line to its target (the
+    singularity of section 5.4, where every rotation's gradient vanishes), as the chain methods
+    do (``fabrik.kernels.ccd.bend``): the path runs from the nearest targeted ancestor (or the
+    root) down to the effector; it is folded by ``BEND_ANGLE`` at its middle joint, about an
+    axis perpendicular to the line, and back by twice that at the next joint. An unreachable
+    target is left alone when the path already points at it. Returns True if any path was bent."""
+    n = parents.shape[0]
+    u = np.zeros(3)
+    rot = np.empty((3, 3))
+    below = np.zeros(n, dtype=np.bool_)
+    bent = False
+    for t in range(target_idx.shape[0]):
+        e = target_idx[t]
+        if e == 0 or errors[t] <= tol:
+            continue
+        base = parents[e]
+        steps = 1
+        while base > 0 and slot[base] < 0:
+            base = parents[base]
+            steps += 1
+        gap = 0.0
+        for c in range(3):
+            gap += (targets[t, c] - p[base, c]) ** 2
+        gap = np.sqrt(gap) - (reach[e] - reach[base])
+        if gap > 0.0 and errors[t] <= gap + tol:
+            continue  # out of reach and already as close as it gets
+        # near the line counts only inside reach: a chain stretching for an out-of-reach target
+        # is nearly straight on that line where it should be
+        if collinear_path(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2], scale, u,
+                          0.0 if gap > 0.0 else NEAR_LINE) <= 0.0:
+            continue
+        # fold the path at joint (steps - 1) // 2 counted from its base (the chain methods' middle
+        # joint) and back at the next one, so that the path itself is bent (a path turned as a
+        # whole swings straight back onto the line under the Jacobian methods, and a bend at the
+        # last inner joint alone is undone by CCD's first rotation)
+        child = e
+        for _ in range(steps - (steps + 1) // 2):
+            child = parents[child]
+        side = any_perpendicular(u)
+        ax = u[1] * side[2] - u[2] * side[1]
+        ay = u[2] * side[0] - u[0] * side[2]
+        az = u[0] * side[1] - u[1] * side[0]
+        axis_angle_matrix(rot, ax, ay, az, BEND_ANGLE)
+        turn_below(p, parents, child, parents[child], rot, below)
+        if child != e:
+            inner = e
+            while parents[inner] != child:
+                inner = parents[inner]
+            axis_angle_matrix(rot, ax, ay, az, -2.0 * BEND_ANGLE)
+            turn_below(p, parents, inner, child, rot, below)
+        bent = True
+    return bent
+
+
+@njit(cache=True, error_model="numpy")
+def turn_below(p, parents, top, pivot, rot, below):
+    """Turn joint ``top`` and every joint below it by ``rot`` (3, 3) about ``p[pivot]`` (in place;
+    ``below`` (n,) bool is scratch). Needs only ``parents`` (topological order)."""
+    below[:] = False
+    below[top] = True
+    for i in range(top, p.shape[0]):
+        if i > top and below[parents[i]]:
+            below[i] = True
+        if below[i]:
+            x = p[i, 0] - p[pivot, 0]
+            y = p[i, 1] - p[pivot, 1]
+            z = p[i, 2] - p[pivot, 2]
+            for c in range(3):
+                p[i, c] = p[pivot, c] + rot[c, 0] * x + rot[c, 1] * y + rot[c, 2] * z
+
+
+@njit(cache=True, error_model="numpy")
 def rotation_vector_matrix(w0, w1, w2):
     """The rotation matrix of the rotation vector (w0, w1, w2) (axis times angle, radians)."""
     m = np.eye(3)
@@ -193,6 +271,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     before = np.empty((k, 3))
     snapshot = np.empty((n, 3))
     check_pose = False
+    bends = 0
     it = 0
     while it < max_iter:
         remember_pose(p, target_idx, before, snapshot, check_pose)
@@ -226,6 +305,11 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, target_idx, targets,
+                                                            errors, tol, scale):
+            bends += 1
+            err = effector_errors(p, target_idx, targets, errors)
+            continue
         if stalled:
             rebuild_lengths(p, parents, lengths, rest_dirs, eps)
             err = effector_errors(p, target_idx, targets, errors)
@@ -287,6 +371,7 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
     before = np.empty((k, 3))
     snapshot = np.empty((n, 3))
     check_pose = False
+    bends = 0
     damp2 = damping * damping
     it = 0
     while it < max_iter:
@@ -324,6 +409,11 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, target_idx, targets,
+                                                            errors, tol, scale):
+            bends += 1
+            err = effector_errors(p, target_idx, targets, errors)
+            continue
         if stalled:
             rebuild_lengths(p, parents, lengths, rest_dirs, eps)
             err = effector_errors(p, target_idx, targets, errors)
