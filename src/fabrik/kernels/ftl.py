@@ -56,7 +56,9 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
     last = n - 1
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
-    out_of_reach = dist > total or dist < inner_reach(bone_lengths, total) - tol
+    # within tol of the reach counts as reachable: a target at full reach is often a rounding
+    # error beyond it, and reported unreachable with error 0 it read as a contradiction
+    out_of_reach = dist > total + tol or dist < inner_reach(bone_lengths, total) - tol
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED, length_drift(p, bone_lengths)
