@@ -13,7 +13,7 @@ from test_skeleton_constraints import check_pose, random_limits, random_pose_wit
 
 import fabrik
 import fabrik.solvers as solvers
-from fabrik.constraints import Cone, Hinge
+from fabrik.constraints import Cone, Hinge, Twist
 from fabrik.model.constraints import random_pose
 from fabrik.models import humanoid, y_shape
 
@@ -128,6 +128,27 @@ def test_skeleton_easy_targets_are_approached():
             assert sol.method == f"{method}-constrained"
             check_pose(skel, sol)
             assert sol.error < start.error, (method, sol.error, start.error)
+
+
+@pytest.mark.parametrize("method", SKELETON_METHODS)
+def test_untargeted_bones_keep_their_length_over_many_iterations(method):
+    # the right branch carries no target: its frames are products of its parents' every
+    # iteration, whose rounding reached 1e-8 of the bone lengths in 300 iterations
+    base = y_shape()
+    skel = base.with_constraints({
+        "root": Cone(1.365, 1.448, 1.517, 0.103), "trunk1": Twist(-2.245, -1.345),
+        "fork": Cone.circular(0.266),
+        "left1": [Hinge((0.99963, 0.0, -0.02721), -3.016, 1.328), Twist(-2.173, 2.634)],
+        "right1": [Cone(1.368, 0.160, 1.084, 2.688), Twist(-1.258, 1.173)]})
+    targets = {"trunk2": [0.0065, 1.96, -0.2457], "trunk1": [0.19, 0.85, -0.07], "left1": [-0.53, 3.31, 0.2],
+               "fork": [0.83, 2.12, 0.27]}
+    sol = solvers.solve(skel, targets=targets, method=method, tol=0.0, max_iter=300)
+    p = sol.positions
+    drift = np.abs(np.linalg.norm(p[1:] - p[base.parents[1:]], axis=1) - base.bone_lengths[1:])
+    assert drift.max() < 1e-12, (base.names[1 + drift.argmax()], drift.max())
+    frames = np.asarray(sol.extras["frames"])
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", frames, frames), np.broadcast_to(np.eye(3), frames.shape),
+                               atol=1e-12)
 
 
 def test_skeleton_frames_options_and_errors():

@@ -16,8 +16,8 @@ from numba import njit
 from fabrik.kernels.constraints import limit_direction, limit_twist
 from fabrik.kernels.fabrik_constrained import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.fabrik_constrained import orientation_error
-from fabrik.kernels.frames import (frames_along, planarise, rotate_frame, rotation_between, set_frame, transport, twist_about_y,
-                                   twist_between)
+from fabrik.kernels.frames import (frames_along, planarise, reorthonormalise, rotate_frame, rotation_between, transport,
+                                   twist_about_y, twist_between)
 from fabrik.kernels.vec import TINY
 
 
@@ -133,11 +133,7 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
         # re-orthonormalise the frames and re-seat the joints on them, so rounding never
         # accumulates into the frames or the bone lengths
         for i in range(n - 1):
-            y0 = frames[i, 0, 1]
-            y1 = frames[i, 1, 1]
-            y2 = frames[i, 2, 1]
-            ny = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
-            set_frame(frames[i], y0 / ny, y1 / ny, y2 / ny, frames[i, 0, 2], frames[i, 1, 2], frames[i, 2, 2])
+            reorthonormalise(frames[i])
             if planar:
                 planarise(frames[i])
             for k in range(3):

@@ -80,9 +80,9 @@ from fabrik.kernels.fabrik_skeleton import (
     tree_setup,
 )
 from fabrik.kernels.frames import (
+    reorthonormalise,
     rotate_frame,
     rotation_between,
-    set_frame,
     transport,
     transported_z,
     twist_about_y,
@@ -486,18 +486,6 @@ def place_bone(D, P, row, d, R):
 
 
 @njit(cache=True, error_model="numpy")
-def _reorthonormalise(F):
-    """Rebuild F (3, 3) as a rotation from its +Y and +Z columns (removes rounding drift)."""
-    y0 = F[0, 1]
-    y1 = F[1, 1]
-    y2 = F[2, 1]
-    r = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
-    if r <= 0.0:
-        y0, y1, y2, r = 0.0, 1.0, 0.0, 1.0
-    set_frame(F, y0 / r, y1 / r, y2 / r, F[0, 2], F[1, 2], F[2, 2])
-
-
-@njit(cache=True, error_model="numpy")
 def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
     """F0 <- the rotation best mapping the rest directions of the root's own active bones (Q[c]
     +Y, in the root's rest frame) onto the directions from the root to their joints in ``p``
@@ -536,7 +524,7 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
         return
     if count >= 2 and not nearly_collinear(M):
         F0[:, :] = kabsch(M)
-        _reorthonormalise(F0)
+        reorthonormalise(F0)
         return
     # one direction (or collinear ones): smallest turn of the old frame
     c = first
@@ -546,7 +534,7 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
     rotation_between(R, a0, a1, a2, d[0], d[1], d[2])
     rotate_frame(M, F0, R)
     F0[:, :] = M
-    _reorthonormalise(F0)
+    reorthonormalise(F0)
 
 
 @njit(cache=True, error_model="numpy")

@@ -60,6 +60,19 @@ def set_frame(out, d0, d1, d2, u0, u1, u2):
 
 
 @njit(cache=True, error_model="numpy")
+def reorthonormalise(F):
+    """Rebuild F (3, 3) in place as a rotation from its +Y and +Z columns (removes the rounding
+    drift that products of rotations accumulate; +Y keeps its direction)."""
+    y0 = F[0, 1]
+    y1 = F[1, 1]
+    y2 = F[2, 1]
+    r = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+    if r <= 0.0:
+        y0, y1, y2, r = 0.0, 1.0, 0.0, 1.0
+    set_frame(F, y0 / r, y1 / r, y2 / r, F[0, 2], F[1, 2], F[2, 2])
+
+
+@njit(cache=True, error_model="numpy")
 def transport(out, P, d0, d1, d2):
     """out <- P turned by the smallest rotation taking P's +Y onto the unit (d0, d1, d2).
 

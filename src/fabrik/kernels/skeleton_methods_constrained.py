@@ -37,7 +37,7 @@ from numba import njit
 
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE
 from fabrik.kernels.fabrik_skeleton import effector_errors, tree_setup
-from fabrik.kernels.frames import rotate_frame, rotation_between, set_frame, transport
+from fabrik.kernels.frames import reorthonormalise, rotate_frame, rotation_between, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
                                              rotation_vector_matrix, stacked_step)
@@ -150,6 +150,9 @@ def clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_ac
                 row_active[q] = 1
         else:
             F[i, :, :] = D
+        # an untargeted bone's frame is a product of its parent's and its own every iteration:
+        # without this its rounding drift reaches the bone's length (1e-8 in 300 iterations)
+        reorthonormalise(F[i])
         for k in range(3):
             p[i, k] = p[q, k] + lengths[i] * F[i, k, 1]
 
@@ -290,11 +293,7 @@ def ccd_skeleton_constrained(parents, lengths, rest_dirs, reach, order, subtree_
         for i in range(1, n):
             q = parents[i]
             if lengths[i] > 0.0:
-                y0 = F[i, 0, 1]
-                y1 = F[i, 1, 1]
-                y2 = F[i, 2, 1]
-                ny = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
-                set_frame(F[i], y0 / ny, y1 / ny, y2 / ny, F[i, 0, 2], F[i, 1, 2], F[i, 2, 2])
+                reorthonormalise(F[i])
             else:
                 F[i, :, :] = F[q]
             for c in range(3):
