@@ -55,7 +55,8 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
     G = np.empty((3, 3))
     R = np.empty((3, 3))
     Fnew = np.empty((3, 3))
-    Q = np.empty((3, 3))
+    turns = np.empty((n, 3, 3))
+    M = np.empty((3, 3))
     tmp = np.empty((3, 3))
     d = np.empty(3)
     goal = target.copy()
@@ -86,16 +87,27 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
         pz = p[last, 2]
         prev_err = err
         prev_oerr = oerr
+        # Within a sweep joint j only reads its own and its parent's frame and its own position,
+        # which the turns of the joints after it have not touched, and the effector: so the
+        # sweep turns the effector alone and records each turn Q_j; the frames after joint j
+        # are brought up to date once afterwards (frame i is Q_0 Q_1 .. Q_(i-1) times the frame
+        # its own step set), and the joints re-seated on them. O(n) a sweep instead of O(n^2).
+        ex_ = p[end, 0]
+        ey_ = p[end, 1]
+        ez_ = p[end, 2]
         for j in range(last - 1, -1, -1):
+            for r in range(3):
+                for c in range(3):
+                    turns[j, r, c] = 1.0 if r == c else 0.0
             if oriented and j == last - 1:
                 # turn the last bone (and its frame) towards the target frame
                 Fnew[:, :] = target_rot
                 for k in range(3):
                     d[k] = target_rot[k, 1]
             else:
-                ex = p[end, 0] - p[j, 0]
-                ey = p[end, 1] - p[j, 1]
-                ez = p[end, 2] - p[j, 2]
+                ex = ex_ - p[j, 0]
+                ey = ey_ - p[j, 1]
+                ez = ez_ - p[j, 2]
                 gx = goal[0] - p[j, 0]
                 gy = goal[1] - p[j, 1]
                 gz = goal[2] - p[j, 2]
@@ -118,18 +130,27 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
             # Q = Fnew @ frames[j]^T turns the whole sub-chain about joint j
             for r in range(3):
                 for c in range(3):
-                    Q[r, c] = Fnew[r, 0] * frames[j, c, 0] + Fnew[r, 1] * frames[j, c, 1] + Fnew[r, 2] * frames[j, c, 2]
-            for i in range(j + 1, n):
-                x = p[i, 0] - p[j, 0]
-                y = p[i, 1] - p[j, 1]
-                z = p[i, 2] - p[j, 2]
-                for k in range(3):
-                    p[i, k] = p[j, k] + Q[k, 0] * x + Q[k, 1] * y + Q[k, 2] * z
+                    turns[j, r, c] = (Fnew[r, 0] * frames[j, c, 0] + Fnew[r, 1] * frames[j, c, 1]
+                                      + Fnew[r, 2] * frames[j, c, 2])
+            if end > j:
+                x = ex_ - p[j, 0]
+                y = ey_ - p[j, 1]
+                z = ez_ - p[j, 2]
+                Q = turns[j]
+                ex_ = p[j, 0] + Q[0, 0] * x + Q[0, 1] * y + Q[0, 2] * z
+                ey_ = p[j, 1] + Q[1, 0] * x + Q[1, 1] * y + Q[1, 2] * z
+                ez_ = p[j, 2] + Q[2, 0] * x + Q[2, 1] * y + Q[2, 2] * z
             frames[j, :, :] = Fnew
-            for i in range(j + 1, n - 1):
-                rotate_frame(tmp, frames[i], Q)
+        # frame i <- Q_0 .. Q_(i-1) frame i, accumulated from the root outwards
+        for r in range(3):
+            for c in range(3):
+                M[r, c] = 1.0 if r == c else 0.0
+        for i in range(n - 1):
+            if i > 0:
+                rotate_frame(tmp, frames[i], M)
                 frames[i, :, :] = tmp
-            frames[n - 1, :, :] = frames[n - 2]
+            rotate_frame(tmp, turns[i], M)  # M <- M Q_i
+            M[:, :] = tmp
         # re-orthonormalise the frames and re-seat the joints on them, so rounding never
         # accumulates into the frames or the bone lengths
         for i in range(n - 1):
