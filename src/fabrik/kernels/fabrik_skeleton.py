@@ -164,11 +164,10 @@ def any_unreachable(target_idx, targets, root, reach):
 
 
 @njit(cache=True, error_model="numpy")
-def collinear_path(p, parents, lengths, e, base, tx, ty, tz, scale, u, near_fraction=0.0):
+def collinear_path(p, parents, lengths, e, base, tx, ty, tz, scale, u):
     """Whether the path from joint ``base`` (an ancestor of ``e``, or ``e`` itself) down to joint
-    ``e`` lies on one line with the target (tx, ty, tz), to 1e-9 of ``scale`` or ``near_fraction``
-    of the path's shortest non-zero bone, whichever is larger: the singularity of section 5.4,
-    which FABRIK and the rotation-based methods cannot leave by themselves.
+    ``e`` lies on one line with the target (tx, ty, tz), to 1e-9 of ``scale``: the singularity of
+    section 5.4, which FABRIK and the rotation-based methods cannot leave by themselves.
 
     Returns the shortest non-zero bone on the path when it does (0.0 when it does not, or when
     every point is within ``TINY * scale`` of ``base``), with ``u`` (3,) set to the line's unit
@@ -197,19 +196,16 @@ def collinear_path(p, parents, lengths, e, base, tx, ty, tz, scale, u, near_frac
         return 0.0
     for c in range(3):
         u[c] /= best
-    shortest = scale
-    j = e
-    while j != base:
-        if 0.0 < lengths[j] < shortest:
-            shortest = lengths[j]
-        j = parents[j]
-    eps2 = max(1e-9 * scale, near_fraction * shortest) ** 2
+    eps2 = (1e-9 * scale) ** 2
     if off_line2(tx - ox, ty - oy, tz - oz, u[0], u[1], u[2]) > eps2:
         return 0.0
+    shortest = scale
     j = e
     while j != base:
         if off_line2(p[j, 0] - ox, p[j, 1] - oy, p[j, 2] - oz, u[0], u[1], u[2]) > eps2:
             return 0.0
+        if 0.0 < lengths[j] < shortest:
+            shortest = lengths[j]
         j = parents[j]
     return shortest
 

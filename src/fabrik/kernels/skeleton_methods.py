@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.ccd import BEND_ANGLE, NEAR_LINE
+from fabrik.kernels.ccd import BEND_ANGLE
 from fabrik.kernels.fabrik_skeleton import collinear_path, effector_errors, rebuild_lengths, rotate_subtree, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
 from fabrik.kernels.vec import TINY, any_perpendicular
@@ -142,18 +142,16 @@ def start_pose(initial, root3, parents, lengths, rest_dirs, eps):
 
 
 @njit(cache=True, error_model="numpy")
-def bend_collinear(p, parents, lengths, reach, slot, target_idx, targets, errors, tol, scale):
-    """Bend every unreached effector's straight path that lies on (or, inside its reach, within
-    ``NEAR_LINE`` of its shortest bone of) the line to its target (the
+def bend_collinear(p, parents, lengths, reach, slot, order, subtree_end, position, target_idx, targets, errors,
+                   tol, scale):
+    """Bend every unreached effector's straight path that lies on the line to its target (the
     singularity of section 5.4, where every rotation's gradient vanishes), as the chain methods
     do (``fabrik.kernels.ccd.bend``): the path runs from the nearest targeted ancestor (or the
     root) down to the effector; it is folded by ``BEND_ANGLE`` at its middle joint, about an
     axis perpendicular to the line, and back by twice that at the next joint. An unreachable
     target is left alone when the path already points at it. Returns True if any path was bent."""
-    n = parents.shape[0]
     u = np.zeros(3)
     rot = np.empty((3, 3))
-    below = np.zeros(n, dtype=np.bool_)
     bent = False
     for t in range(target_idx.shape[0]):
         e = target_idx[t]
@@ -170,10 +168,9 @@ def bend_collinear(p, parents, lengths, reach, slot, target_idx, targets, errors
         gap = np.sqrt(gap) - (reach[e] - reach[base])
         if gap > 0.0 and errors[t] <= gap + tol:
             continue  # out of reach and already as close as it gets
-        # near the line counts only inside reach: a chain stretching for an out-of-reach target
-        # is nearly straight on that line where it should be
-        if collinear_path(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2], scale, u,
-                          0.0 if gap > 0.0 else NEAR_LINE) <= 0.0:
+        # exactly on the line only: on motion capture, where the Jacobian transpose stalls on
+        # nearly straight legs, folding paths within NEAR_LINE of it changed nothing for the better
+        if collinear_path(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2], scale, u) <= 0.0:
             continue
         # fold the path at joint (steps - 1) // 2 counted from its base (the chain methods' middle
         # joint) and back at the next one, so that the path itself is bent (a path turned as a
@@ -187,32 +184,15 @@ def bend_collinear(p, parents, lengths, reach, slot, target_idx, targets, errors
         ay = u[2] * side[0] - u[0] * side[2]
         az = u[0] * side[1] - u[1] * side[0]
         axis_angle_matrix(rot, ax, ay, az, BEND_ANGLE)
-        turn_below(p, parents, child, parents[child], rot, below)
+        rotate_subtree(p, child, parents[child], order, subtree_end, position, rot)
         if child != e:
             inner = e
             while parents[inner] != child:
                 inner = parents[inner]
             axis_angle_matrix(rot, ax, ay, az, -2.0 * BEND_ANGLE)
-            turn_below(p, parents, inner, child, rot, below)
+            rotate_subtree(p, inner, child, order, subtree_end, position, rot)
         bent = True
     return bent
-
-
-@njit(cache=True, error_model="numpy")
-def turn_below(p, parents, top, pivot, rot, below):
-    """Turn joint ``top`` and every joint below it by ``rot`` (3, 3) about ``p[pivot]`` (in place;
-    ``below`` (n,) bool is scratch). Needs only ``parents`` (topological order)."""
-    below[:] = False
-    below[top] = True
-    for i in range(top, p.shape[0]):
-        if i > top and below[parents[i]]:
-            below[i] = True
-        if below[i]:
-            x = p[i, 0] - p[pivot, 0]
-            y = p[i, 1] - p[pivot, 1]
-            z = p[i, 2] - p[pivot, 2]
-            for c in range(3):
-                p[i, c] = p[pivot, c] + rot[c, 0] * x + rot[c, 1] * y + rot[c, 2] * z
 
 
 @njit(cache=True, error_model="numpy")
@@ -248,7 +228,9 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     ``tol`` it makes one CCD sweep: for every bone on the path from the effector up to the root,
     or up to the nearest targeted (pinned) ancestor, innermost last, it turns that bone (with
     everything below it) about its parent joint so that the effector points at its target. A
-    sweep for one effector moves others that hang below the same bones, as in game engines.
+    sweep for one effector moves others that hang below the same bones, as in game engines. A
+    stalled straight path on the line to its target is folded (``bend_collinear``, at most
+    ``MAX_BENDS`` times).
 
     Arguments as ``fabrik_skeleton`` plus the depth-first arrays. Returns (positions, iterations,
     errors (k,), status).
@@ -305,8 +287,8 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
-        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, target_idx, targets,
-                                                            errors, tol, scale):
+        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, order, subtree_end,
+                                                            position, target_idx, targets, errors, tol, scale):
             bends += 1
             err = effector_errors(p, target_idx, targets, errors)
             continue
@@ -320,8 +302,8 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
 
 
 @njit(cache=True, error_model="numpy")
-def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
-                      tol, max_iter, method, damping, max_angle_step, max_error_step, alpha):
+def jacobian_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, position, target_idx, targets, initial,
+                      root, root_from_target, tol, max_iter, method, damping, max_angle_step, max_error_step, alpha):
     """Jacobian IK for several end effectors stacked into one system (Buss & Kim 2005).
 
     Rows: 3 per effector (its position); columns: 3 per bone on a path from the root to a target,
@@ -340,7 +322,9 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
     * the rotations are applied to the bones (deepest joint first, in world axes), so every bone
       keeps its length.
 
-    Returns (positions, iterations, errors (k,), status) as ``fabrik_skeleton``.
+    A stalled straight path on the line to its target is folded (``bend_collinear``, at most
+    ``MAX_BENDS`` times), as in ``ccd_skeleton``. Arguments as ``ccd_skeleton`` plus the method's
+    settings. Returns (positions, iterations, errors (k,), status) as ``fabrik_skeleton``.
     """
     n = parents.shape[0]
     k = target_idx.shape[0]
@@ -409,8 +393,8 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, i
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
-        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, target_idx, targets,
-                                                            errors, tol, scale):
+        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, order, subtree_end,
+                                                            position, target_idx, targets, errors, tol, scale):
             bends += 1
             err = effector_errors(p, target_idx, targets, errors)
             continue

@@ -89,8 +89,8 @@ def _jacobian(method):
         arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
         damping, angle, step, alpha = _jacobian_settings(method, options, arrays)
         out, iterations, errors, code = jacobian_skeleton(
-            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
-            root_from_target, float(tol), DEFAULT_MAX_ITER_JACOBIAN if max_iter is None else int(max_iter),
+            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
+            arrays.position, indices, positions, initial, root, root_from_target, float(tol), DEFAULT_MAX_ITER_JACOBIAN if max_iter is None else int(max_iter),
             _CODES[method], damping, angle, step, alpha)
         return _solution(method, names, out, iterations, errors, code, skeleton, indices)
 
