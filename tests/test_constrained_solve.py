@@ -123,6 +123,16 @@ def test_limits_hold_after_every_solve(case, method, kind):
     assert all(0 <= i < chain.n_joints - 1 for i in sol.extras["active_constraints"])
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_a_planar_bone_folded_back_has_no_twist(method):
+    # a 2D chain's frames keep +Z on the plane's normal; a bone folded exactly back onto its
+    # parent used to read as a half turn of twist (pi, outside this Twist limit)
+    chain = fabrik.Chain.straight(3, dim=2).with_constraints({1: Twist(-0.5, 0.5)})
+    sol = fabrik.solve(chain, [0.0, 0.0], method=f"{method}-constrained")
+    assert sol.extras["swing_angles"][1] == pytest.approx(math.pi)
+    np.testing.assert_array_equal(sol.extras["twist_angles"], 0.0)
+
+
 @settings(max_examples=30, deadline=None)
 @given(case=limited_chains(dim=2, kinds=("cone", "hinge", "free")), method=st.sampled_from(METHODS))
 def test_planar_chains_stay_planar(case, method):

@@ -81,14 +81,17 @@ class ConstrainedExtras(Mapping):
     For a chain (``parents`` None) frame i belongs to bone i and is relative to frame i - 1 (frame
     0 to ``root_frame``; the effector has no bone and gets the identity). For a skeleton
     (``parents`` the (n,) parent indices) frame i belongs to the bone arriving at joint i and is
-    relative to its parent's frame; the root's frame is relative to the world axes.
+    relative to its parent's frame; the root's frame is relative to the world axes. A 2D chain
+    (``planar``) has no twist: its frames keep +Z on the plane's normal, and its twist angles are
+    0 (a bone folded exactly back would otherwise read as a half turn of twist).
     """
 
     _DERIVED = ("local_rotations", "swing_angles", "twist_angles")
 
-    def __init__(self, stored: dict, parents=None):
+    def __init__(self, stored: dict, parents=None, planar: bool = False):
         self._data = dict(stored)
         self._parents = parents
+        self._planar = planar
 
     def _derive(self) -> None:
         from scipy.spatial.transform import Rotation
@@ -109,7 +112,7 @@ class ConstrainedExtras(Mapping):
             local[-1] = np.eye(3)
         swing = np.arctan2(np.hypot(local[:, 0, 1], local[:, 2, 1]), local[:, 1, 1])
         twist = np.zeros(n)
-        for i in with_bone:
+        for i in () if self._planar else with_bone:
             twist[i] = swing_twist(parents[i], frames[i])[1]
         for name, value in (("local_rotations", Rotation.from_matrix(local).as_quat()), ("swing_angles", swing),
                             ("twist_angles", twist)):
@@ -142,7 +145,8 @@ def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
     stored = {"frames": frames, "root_frame": reference, "active_constraints": [int(i) for i in np.flatnonzero(active)]}
     if oriented:
         stored["orientation_error"] = float(oerr)
-    return Solution(positions, int(iterations), float(error), STATUSES[code], method, None, ConstrainedExtras(stored))
+    return Solution(positions, int(iterations), float(error), STATUSES[code], method, None,
+                    ConstrainedExtras(stored, planar=chain.dim == 2))
 
 
 @register("fabrik-constrained")
