@@ -49,6 +49,11 @@ from fabrik.kernels.vec import TINY, any_perpendicular, off_line2, place_on_line
 #: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
 RIGID_FIT_STEPS = 2
 
+#: Rounds of ``seat_group`` per backward stage at most, and the centre's move (as a fraction of its
+#: bone) below which they stop.
+SEAT_ROUNDS = 32
+SEAT_STOP = 1e-4
+
 #: Returned as the status when a target index is out of range or appears twice.
 BAD_INDEX = -1
 #: Returned when ``root`` was given explicitly and the root joint has a different target.
@@ -261,7 +266,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
     and its other children proposing as usual; in the backward stage every member is put at
     ``centre + R o``, R the rotation that best maps the rest offsets onto the members'
-    forward-stage positions (refined from the previous R by Newton steps).
+    forward-stage positions (refined from the previous R by Newton steps). A held (not
+    releasable) group whose centre hangs on a bone is first seated on that bone's sphere
+    together with its turn (``seat_group``), so that the centre and R best place the members.
 
     Stops with ``REACHED`` when every effector is within ``tol`` of its target; with
     ``UNREACHABLE``/``STALLED`` on no progress, as the chain kernel: no effector moved by ``tol``
@@ -399,6 +406,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 1] = p[q, 1] + carried[i, 1]
                 p[i, 2] = p[q, 2] + carried[i, 2]
             if n_groups > 0 and group_of[i] >= 0 and not released[group_of[i]]:
+                if not releasable[group_of[i]] and active[i] and lengths[i] > eps:
+                    seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
+                               group_offsets)
                 place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
                                     carried, src, dst)
         it += 1
@@ -574,3 +584,61 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
                 p[k, c] = p[centre, c] + v
             else:
                 carried[k, c] = v
+
+
+@njit(cache=True, error_model="numpy")
+def seat_group(p, centre, parent, length, g, rot, active, group_start, group_members, group_offsets):
+    """Backward stage at a held group's centre (already on its bone's sphere about
+    ``p[parent]``): choose the centre on that sphere and the group's turn together, so that the
+    targeted members come as close as they can to their forward-stage positions. Alternates
+    (at most ``SEAT_ROUNDS`` times, until the centre moves less than ``SEAT_STOP`` of its bone):
+    R refined (one Newton step) about the centre, then the centre moved to the point of the
+    sphere nearest the one that best places the members for that R (their mean minus R times the
+    offsets' mean).
+
+    Placing the centre on the line towards its forward-stage position and then turning the group
+    about it (one round) left a chest on a nearly straight spine to creep: each backward stage
+    took back about 90 % of the chest's forward move, and a Mixamo-style take needed 65
+    iterations a frame with 18 of 60 frames stalled short of their targets."""
+    # H(c) = sum_k (m_k - c) o_k^T = B - c so^T, with B = sum_k m_k o_k^T and so = sum_k o_k:
+    # each round costs O(1) whatever the group's size
+    m = 0
+    ms = np.zeros(3)
+    md = np.zeros(3)
+    B = np.zeros((3, 3))
+    h = np.empty((3, 3))
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            for r in range(3):
+                ms[r] += group_offsets[idx, r]
+                md[r] += p[k, r]
+                for c in range(3):
+                    B[r, c] += p[k, r] * group_offsets[idx, c]
+            m += 1
+    if m == 0:
+        return
+    for c in range(3):
+        ms[c] /= m
+        md[c] /= m
+    r = rot[g]
+    for _ in range(SEAT_ROUNDS):
+        for i in range(3):
+            for c in range(3):
+                h[i, c] = B[i, c] - p[centre, i] * m * ms[c]
+        refine_rotation(r, h, 1)
+        x = md[0] - (r[0, 0] * ms[0] + r[0, 1] * ms[1] + r[0, 2] * ms[2]) - p[parent, 0]
+        y = md[1] - (r[1, 0] * ms[0] + r[1, 1] * ms[1] + r[1, 2] * ms[2]) - p[parent, 1]
+        z = md[2] - (r[2, 0] * ms[0] + r[2, 1] * ms[1] + r[2, 2] * ms[2]) - p[parent, 2]
+        d = np.sqrt(x * x + y * y + z * z)
+        if d <= 0.0:
+            return
+        x = p[parent, 0] + length * x / d
+        y = p[parent, 1] + length * y / d
+        z = p[parent, 2] + length * z / d
+        moved = (x - p[centre, 0]) ** 2 + (y - p[centre, 1]) ** 2 + (z - p[centre, 2]) ** 2
+        p[centre, 0] = x
+        p[centre, 1] = y
+        p[centre, 2] = z
+        if moved <= (SEAT_STOP * length) ** 2:
+            return
