@@ -408,7 +408,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
             if n_groups > 0 and group_of[i] >= 0 and not released[group_of[i]]:
                 if not releasable[group_of[i]] and active[i] and lengths[i] > eps:
                     seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
-                               group_offsets)
+                               group_offsets, eps)
                 place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
                                     carried, src, dst)
         it += 1
@@ -587,9 +587,9 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
 
 
 @njit(cache=True, error_model="numpy")
-def seat_group(p, centre, parent, length, g, rot, active, group_start, group_members, group_offsets):
+def seat_group(p, centre, parent, length, g, rot, active, group_start, group_members, group_offsets, eps):
     """Backward stage at a held group's centre (already on its bone's sphere about
-    ``p[parent]``): choose the centre on that sphere and the group's turn together, so that the
+    ``p[parent]``, ``length`` > ``eps`` from it): choose the centre on that sphere and the group's turn together, so that the
     targeted members come as close as they can to their forward-stage positions. Alternates
     (at most ``SEAT_ROUNDS`` times, until the centre moves less than ``SEAT_STOP`` of its bone):
     R refined (one Newton step) about the centre, then the centre moved to the point of the
@@ -627,18 +627,14 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
             for c in range(3):
                 h[i, c] = B[i, c] - p[centre, i] * m * ms[c]
         refine_rotation(r, h, 1)
-        x = md[0] - (r[0, 0] * ms[0] + r[0, 1] * ms[1] + r[0, 2] * ms[2]) - p[parent, 0]
-        y = md[1] - (r[1, 0] * ms[0] + r[1, 1] * ms[1] + r[1, 2] * ms[2]) - p[parent, 1]
-        z = md[2] - (r[2, 0] * ms[0] + r[2, 1] * ms[1] + r[2, 2] * ms[2]) - p[parent, 2]
-        d = np.sqrt(x * x + y * y + z * z)
-        if d <= 0.0:
-            return
-        x = p[parent, 0] + length * x / d
-        y = p[parent, 1] + length * y / d
-        z = p[parent, 2] + length * z / d
-        moved = (x - p[centre, 0]) ** 2 + (y - p[centre, 1]) ** 2 + (z - p[centre, 2]) ** 2
-        p[centre, 0] = x
-        p[centre, 1] = y
-        p[centre, 2] = z
-        if moved <= (SEAT_STOP * length) ** 2:
+        # the best centre for this turn, then onto the sphere (where it meets the parent, the
+        # centre's current direction is kept)
+        x = p[centre, 0]
+        y = p[centre, 1]
+        z = p[centre, 2]
+        for c in range(3):
+            p[centre, c] = md[c] - (r[c, 0] * ms[0] + r[c, 1] * ms[1] + r[c, 2] * ms[2])
+        place_on_line(p, centre, parent, length, (x - p[parent, 0]) / length, (y - p[parent, 1]) / length,
+                      (z - p[parent, 2]) / length, eps)
+        if (x - p[centre, 0]) ** 2 + (y - p[centre, 1]) ** 2 + (z - p[centre, 2]) ** 2 <= (SEAT_STOP * length) ** 2:
             return
