@@ -557,7 +557,7 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     return sub, joints, tuple(notes)
 
 
-def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Motion:
+def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions, *, setup=None) -> Motion:
     """A motion (rotations) for reconstructed ``positions`` (F, n, 3) of ``motion``'s frames:
     twist seeded from the recording's first frame, then carried frame to frame; the recording's
     channel layout, position channels and frame time are kept, except that joints with fewer
@@ -570,16 +570,22 @@ def reconstruction_motion(skeleton: Skeleton, motion: Motion, positions) -> Moti
     children (a pelvis with both hips on one joint, shoulders on one chest joint); such a joint
     gets the least-squares rotation instead, and each joint below it is aimed at its solved
     children from where that puts it (``rigid_sub_bases=True`` prevents the bending). Skeletons
-    whose multi-child joints have zero-length children (the CMU files) are reproduced exactly."""
+    whose multi-child joints have zero-length children (the CMU files) are reproduced exactly.
+
+    ``setup``: what ``reconstruction_skeleton(skeleton, motion)`` returned, when the caller has it
+    (``reconstruct_file``), with the world rotations of ``motion.world_transforms(skeleton)``
+    appended, so that neither is computed again: ``(solved, joints, notes, world_rotations)``."""
     from scipy.spatial.transform import Rotation
 
     positions = np.asarray(positions, dtype=np.float64)
-    solved, joints, _ = reconstruction_skeleton(skeleton, motion)
+    if setup is None:
+        solved, joints, _ = reconstruction_skeleton(skeleton, motion)
+        world_rotations = motion.world_transforms(skeleton)[1] if joints[0] else None
+    else:
+        solved, joints, _, world_rotations = setup
     top = int(joints[0])
     reference = motion.rotations[0, joints].copy()
-    world_rotations = None
     if top:
-        world_rotations = motion.world_transforms(skeleton)[1]
         reference[0] = Rotation.from_matrix(world_rotations[0, top]).as_quat()
     part = rotations_from_positions(solved, positions[:, joints], reference, propagate=True)
     rotations = motion.rotations.copy()
@@ -659,7 +665,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     report = replace(report, notes=notes)
     if out is not None:
         fabrik_poses = report.result("fabrik").positions
-        rec = reconstruction_motion(skeleton, motion, fabrik_poses)
+        rec = reconstruction_motion(skeleton, motion, fabrik_poses, setup=(solved, joints, notes, world_rotations))
         save_bvh(out, skeleton, rec)  # 9 decimals: reads back as rec to far below OUT_TOL
         miss = float(np.linalg.norm(rec.world_positions(skeleton) - fabrik_poses, axis=2).max())
         report = replace(report, out_max_error=miss)
