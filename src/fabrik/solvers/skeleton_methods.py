@@ -67,8 +67,15 @@ def solve_ccd_skeleton(skeleton, targets, initial=None, root=None, tol=_TOL, max
     return _solution("ccd", names, out, iterations, errors, code, skeleton, indices)
 
 
+def jacobian_options(method: str) -> tuple[str, ...]:
+    """The option names a skeleton Jacobian method takes (``"jacobian-transpose"``,
+    ``"jacobian-dls"``, ``"jacobian-svd-dls"``; a ``-constrained`` suffix is ignored)."""
+    return ("max_error_step", "max_angle_step") + (("alpha",) if method.startswith("jacobian-transpose")
+                                                   else ("damping",))
+
+
 def _jacobian_settings(method, options, arrays):
-    allowed = ("max_error_step", "max_angle_step") + (("alpha",) if method == "jacobian-transpose" else ("damping",))
+    allowed = jacobian_options(method)
     check_options(method, options, allowed)
     damping = check_positive(options.get("damping", DEFAULT_DAMPING), "damping") if "damping" in allowed else 0.0
     angle = check_positive(options.get("max_angle_step", MAX_ANGLE_STEP[method]), "max_angle_step")

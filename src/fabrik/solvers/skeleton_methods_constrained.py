@@ -34,7 +34,8 @@ from fabrik.solvers.result import Solution
 from fabrik.solvers.skeleton_fabrik import (_writable, array_inputs, check_options, prepare, raise_kernel_error,
                                            skeleton_arrays)
 from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays, constrained_skeleton_solution, frames_from_pose
-from fabrik.solvers.skeleton_methods import (DEFAULT_MAX_ITER, DEFAULT_MAX_ITER_JACOBIAN, _jacobian_settings)
+from fabrik.solvers.skeleton_methods import (DEFAULT_MAX_ITER, DEFAULT_MAX_ITER_JACOBIAN, _jacobian_settings,
+                                             jacobian_options)
 
 SUFFIX = "-constrained"
 _CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
@@ -94,9 +95,7 @@ def _settings(method, options, arrays):
 
 def _allowed(method):
     """The options ``method`` takes: the frame options and, for the Jacobian methods, their settings."""
-    return _FRAME_OPTIONS + (() if method == "ccd-constrained" else
-                             ("max_error_step", "max_angle_step") +
-                             (("alpha",) if method.startswith("jacobian-transpose") else ("damping",)))
+    return _FRAME_OPTIONS + (() if method == "ccd-constrained" else jacobian_options(method))
 
 
 def _make(method):
