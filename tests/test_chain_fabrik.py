@@ -297,6 +297,76 @@ def test_no_progress_stop():
     assert sol.status == "unreachable" and sol.iterations < 100
 
 
+@pytest.mark.parametrize("method, n_joints, target", [
+    # a two-bone chain swinging round to a target by its root: the error falls a little faster
+    # each iteration for ~200 iterations, the effector moving less than tol each time
+    ("fabrik", 3, [0.0829, -0.0871]),
+    ("ccd", 4, [-0.147, 2.914]),
+    ("jacobian-dls", 3, [-0.107, -1.542]),
+    ("sdls", 3, [0.021, 0.149]),
+])
+def test_slow_progress_on_a_reachable_target_is_not_a_stall(method, n_joints, target):
+    # each of these stopped `stalled` (after 1 to 12 iterations) before the trend of the error
+    # was taken into account
+    chain = Chain.straight(n_joints, 1.0, dim=2)
+    sol = solve(chain, target, method=method, tol=1e-2)
+    assert sol.status == "reached", sol
+
+
+def test_a_target_at_the_edge_of_reach_converging_sublinearly_is_reached():
+    # 0.9988 of the reach: the ratio of successive drops creeps up towards 1, and a geometric
+    # forecast alone called it stuck at iteration 382 (error 0.0156)
+    chain = Chain.straight(8, 1.0, dim=2)
+    sol = solve(chain, [5.98053487, 3.62130337], tol=1e-3)
+    assert sol.status == "reached", sol
+
+
+def test_still_converging_reads_the_trend_of_the_error():
+    from fabrik.kernels.stopping import still_converging
+
+    inf = float("inf")
+    # the error stopped falling (the straight-chain singularity): stuck
+    assert not still_converging(1.0, 1.0, 1e-3, 0.5, 1e-3)
+    # no trend yet after one falling iteration: judged on the next
+    assert still_converging(1.0, 1.001, inf, inf, 1e-3)
+    # drops growing, or their ratio rising: on course
+    assert still_converging(1.0, 1.001, 0.0009, 0.5, 1e-3)
+    assert still_converging(1.0, 1.001, 0.0011, 0.8, 1e-3)
+    # drops shrinking geometrically (ratio 0.9): the series adds 0.009 more, so the error
+    # settles near 0.991, above tol: stuck; near 0.0005 it would settle below tol: on course
+    assert not still_converging(1.0, 1.001, 0.001 / 0.9, 0.95, 1e-3)
+    assert still_converging(0.0095, 0.0105, 0.001 / 0.9, 0.95, 1e-3)
+
+
+@SETTINGS
+@given(chains(), st.data())
+def test_reachable_targets_never_end_stalled(chain, data):
+    # FABRIK over the whole reachable range and from any start: reached, or still converging at
+    # the cap
+    direction = unit(data.draw, chain.dim)
+    lo, hi = chain.inner_reach, chain.total_length
+    radius = lo + (hi - lo) * data.draw(st.floats(0.002, 0.998))
+    steps = data.draw(arrays(np.float64, (chain.n_bones, chain.dim), elements=st.floats(-1, 1)))
+    norms = np.linalg.norm(steps, axis=1)
+    steps[norms < 1e-3] = np.eye(chain.dim)[0]
+    steps *= (chain.bone_lengths / np.linalg.norm(steps, axis=1))[:, None]
+    initial = chain.rest_positions[0] + np.vstack([np.zeros(chain.dim), np.cumsum(steps, axis=0)])
+    target = chain.rest_positions[0] + radius * direction
+    sol = solve(chain, target, initial=initial, tol=1e-3 * chain.total_length)
+    assert sol.status in ("reached", "max_iterations"), sol
+    # (CCD is not held to this: a chain folded onto the line through its target can sit where
+    # every joint sees the effector and the target in line, a true CCD fixed point)
+
+
+@pytest.mark.parametrize("method", ["ccd", "jacobian-transpose", "jacobian-dls", "sdls"])
+def test_two_bone_chain_on_the_line_through_its_target_is_folded_free(method):
+    # folded at its elbow, the chain kept the elbow on the line and CCD put the effector on the
+    # root, where the root joint has nothing to turn (stalled, error 0.5)
+    chain = Chain.from_positions([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    sol = solve(chain, [0.5, 0.0], method=method, tol=2e-3)
+    assert sol.status == "reached", sol
+
+
 # --- bad input (point 5) -------------------------------------------------------------------
 
 

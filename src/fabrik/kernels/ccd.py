@@ -16,7 +16,8 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, error_trend,
+                                      still_converging)
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -157,9 +158,9 @@ def is_collinear_with_target(p, target, scale, near=0.0):
 
 @njit(cache=True, error_model="numpy")
 def bend(p, target, scale):
-    """Fold a straight chain by ``BEND_ANGLE`` at its middle joint and back by twice that at the
-    next, about an axis perpendicular to the chain (the z axis for a chain in the z = 0 plane),
-    to leave the collinear singularity."""
+    """Fold a straight chain by ``BEND_ANGLE`` at the first joint of its middle bone and back by
+    twice that at the next, about an axis perpendicular to the chain (the z axis for a chain in
+    the z = 0 plane), to leave the collinear singularity."""
     n = p.shape[0]
     u = np.zeros(3)
     ex = np.zeros(3)
@@ -173,8 +174,11 @@ def bend(p, target, scale):
     axis[2] = u[0] * side[1] - u[1] * side[0]
     # Fold at the middle joint and back by twice as much at the next, so that the chain itself is
     # bent: a chain only turned at one joint keeps a straight tail, which the damped methods
-    # swing back onto the line.
-    j = (n - 1) // 2
+    # swing back onto the line. (The first joint of the middle bone rather than the middle joint:
+    # a two-bone chain folded at its elbow keeps the elbow on the line, and CCD, turning the
+    # effector at the elbow towards a target on that line, can land it on the root, where the
+    # root joint has nothing to turn.)
+    j = (n - 2) // 2
     rotate_tail(p, j, j + 1, axis, np.cos(BEND_ANGLE), np.sin(BEND_ANGLE))
     if j + 2 < n:
         rotate_tail(p, j + 1, j + 2, axis, np.cos(2.0 * BEND_ANGLE), -np.sin(2.0 * BEND_ANGLE))
@@ -281,22 +285,31 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
     if err <= tol:
         return p, 0, err, REACHED
     bends = 0
+    drop = np.inf  # the error's trend (error_trend): none yet
+    ratio = np.inf
     it = 0
     while it < max_iter:
         px = p[last, 0]
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
+        prev_drop = drop
+        prev_ratio = ratio
         ccd_sweep(p, target, scale)
         it += 1
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
+        drop, ratio = error_trend(err, prev_err, prev_drop)
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
+                drop = np.inf
+                ratio = np.inf
                 continue
-            return p, it, err, verdict
+            # slow is not stuck: a reachable target's error still on course goes on
+            if not (verdict == STALLED and still_converging(err, prev_err, prev_drop, prev_ratio, tol)):
+                return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

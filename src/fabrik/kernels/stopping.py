@@ -3,7 +3,9 @@
 Status codes index ``fabrik.solvers.result.STATUSES``. The no-progress stop (docs/conventions.md)
 starts with ``effector_stalled``: the effector moved less than ``tol`` in an iteration and the
 error fell by less than ``PROGRESS_FRACTION`` of itself; kernels may confirm it further (FABRIK
-then checks that no joint moves by ``tol`` in the next iteration) before stopping.
+then checks that no joint moves by ``tol`` in the next iteration) and may bend a chain out of a
+singularity. An unconstrained chain whose target is known to be reachable stops only when its
+error is not on course to reach ``tol`` either (``still_converging``): slow is not stuck.
 """
 
 import numpy as np
@@ -15,6 +17,44 @@ REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 #: linearly, so near a reachable target the effector's steps shrink below ``tol`` a few
 #: iterations before the error does; requiring the error to stall too avoids stopping early.
 PROGRESS_FRACTION = 0.01
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def error_trend(err, prev_err, prev_drop):
+    """How the error is falling: ``(drop, ratio)``, where ``drop`` is how much this iteration
+    lowered it (from ``prev_err`` to ``err``) and ``ratio`` is ``drop`` over ``prev_drop``, the
+    drop of the iteration before. Start with ``prev_drop`` = ``inf`` (ratio 0 after the first
+    iteration); after an iteration that did not lower the error the ratio is ``inf``."""
+    drop = prev_err - err
+    if prev_drop <= 0.0:
+        return drop, np.inf
+    return drop, drop / prev_drop
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def still_converging(err, prev_err, prev_drop, prev_ratio, tol):
+    """True when a slow error is still on course to reach ``tol`` (for a reachable target).
+
+    ``err`` is the error after this iteration and ``prev_err`` before it; ``prev_drop`` and
+    ``prev_ratio`` are the ``error_trend`` of the iteration before (``inf`` and ``inf`` before the
+    second iteration). On course means
+      - the falls are not shrinking geometrically: this drop is no smaller than the last, or
+        the ratio of successive drops is rising (a two-bone chain swinging round to a target
+        near its root gains a little more each iteration, for hundreds of iterations; a chain
+        at the edge of its reach converges sublinearly, its ratios creeping up towards 1);
+      - or the falls, continued as a geometric series, would bring it to ``tol`` or below.
+    After a single iteration (no trend yet) a falling error counts as on course.
+    A stuck solve (the straight-chain singularity) lowers the error by nothing, or
+    geometrically towards a limit above ``tol``; an error that stopped falling at rounding level
+    is not on course. Unreachable targets get no such patience: their error approaches its
+    limit sublinearly too, as the chain approaches the fold or the stretch.
+    """
+    drop, ratio = error_trend(err, prev_err, prev_drop)
+    if drop <= 1e-12 * prev_err:
+        return False
+    if prev_drop == np.inf or ratio >= 1.0 or ratio > prev_ratio:
+        return True  # (no trend yet after one falling iteration: judged on the next)
+    return err - drop * ratio / (1.0 - ratio) <= tol
 
 
 @njit(cache=True, inline="always", error_model="numpy")
