@@ -77,8 +77,10 @@ def test_rigid_solve_keeps_group_shapes_lengths_and_reaches_posed_targets(seed):
         got = p[idx] - p[c]
         want = rest[idx] - rest[c]
         np.testing.assert_allclose(got @ got.T, want @ want.T, atol=1e-9)
-    # targets from a pose the rigid skeleton can take are (almost always) reached
-    assert sol.status in ("reached", "stalled")
+    # targets from a pose the rigid skeleton can take are (almost always) reached; a solve still
+    # converging at the cap runs to it (seed 1325: 5.6e-5 after 3000 iterations, reached after
+    # 4953; it stopped `stalled` at 642 iterations, 8e-4 short, before the error's trend was read)
+    assert sol.status in ("reached", "stalled", "max_iterations")
     assert sol.error < 0.05
 
 

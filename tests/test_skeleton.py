@@ -193,6 +193,24 @@ def test_reachable_targets_are_reached(case):
     assert final.error == max(final.effector_errors.values())
 
 
+@pytest.mark.parametrize("parents, offsets, targets", [
+    ([-1, 0, 1, 1], [[0, 0, 0], [-1.954, 1.423, 0.533], [-0.368, -0.355, 0.021], [0.115, -0.593, -1.395]],
+     {"j2": [-2.545, 0.385, -0.331], "j3": [-3.318, 0.387, -1.136]}),
+    ([-1, 0, 1, 0, 3, 4, 0, 6],
+     [[0, 0, 0], [-1.121, -2.178, 1.249], [-0.011, -0.815, 1.082], [0.278, 2.646, -0.187],
+      [0.754, -0.139, 1.177], [-0.828, 1.373, -0.203], [0.169, 0.23, 0.075], [-0.338, -0.54, -0.28]],
+     {"j2": [1.763, 3.042, -1.851], "j5": [0.023, 1.343, 1.997], "j7": [0.45, -0.175, -0.558]}),
+])
+def test_targets_reached_slowly_are_not_taken_for_a_stall(parents, offsets, targets):
+    # targets from a pose of the same random tree (rounded to 1e-3): the error first creeps,
+    # then falls; before the error's trend was read these stopped `stalled` after 5 and 3
+    # iterations, 3 and 8 times tol short (now reached in 35 and 27)
+    names = [f"j{i}" for i in range(len(parents))]
+    sk = Skeleton.from_parents(names, parents, offsets)
+    sol = fabrik.solve(sk, targets=targets, tol=1e-3 * np.abs(offsets).sum())
+    assert sol.reached, sol
+
+
 @SETTINGS
 @given(posed_targets(model_names=("humanoid", "hand"), inner=False),
        arrays(np.float64, (3,), elements=st.floats(-2, 2)), st.sampled_from(["given", "target"]))

@@ -39,8 +39,10 @@ from fabrik.kernels.stopping import (
     STALLED,
     UNREACHABLE,
     effectors_stalled,
+    error_trend,
     max_joint_move,
     remember_pose,
+    still_converging,
 )
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import cross_covariance, kabsch, refine_rotation
@@ -238,7 +240,7 @@ def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol,
 @njit(cache=True, error_model="numpy")
 def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, initial, root, root_from_target,
                     tol, max_iter, group_of, group_start, group_members, group_offsets, in_group, releasable,
-                    limb_tops, order,
+                    released, limb_tops, order,
                     subtree_end, position):
     """Solve a skeleton for several targets. Returns (positions (n, 3), iterations, errors (k,), status).
 
@@ -261,7 +263,8 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     between centre and member), else -1. ``releasable`` (bool, one per group): the groups so marked
     are a prior rather than a rule; when the solve stalls short of its targets with them, they
     are released and the iterations go on with those sub-bases free (a palm that is nearly, not
-    exactly, rigid); the others stay rigid. Members move as one rigid body about their
+    exactly, rigid); the others stay rigid. ``released`` (bool, one per group, or one when there
+    are none) is written: which groups this solve released. Members move as one rigid body about their
     centre: in the forward stage the centre goes to the centroid of all its proposals, each
     targeted member proposing ``member - R o`` (their mean is the best-fit placement of the group)
     and its other children proposing as usual; in the backward stage every member is put at
@@ -311,7 +314,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     n_groups = group_start.shape[0] - 1
     rot = np.zeros((max(n_groups, 1), 3, 3))
     active_members = np.zeros(max(n_groups, 1), dtype=np.int64)
-    released = np.zeros(max(n_groups, 1), dtype=np.bool_)
+    released[:] = False
     can_release = False
     for g in range(n_groups):
         can_release = can_release or releasable[g]
@@ -346,10 +349,14 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     goal = targets.copy()
     nudged = False
     nudges = 0
+    drop = np.inf  # the largest error's trend (error_trend): none yet
+    ratio = np.inf
     it = 0
     while it < max_iter:
         remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
+        prev_drop = drop
+        prev_ratio = ratio
         # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
         for a in range(n_active):
             i = active_list[a]
@@ -415,6 +422,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         err = effector_errors(p, target_idx, targets, errors)
         if err <= tol:
             return p, it, errors, REACHED
+        drop, ratio = error_trend(err, prev_err, prev_drop)
         if nudged:
             nudged = False
             goal[:, :] = targets
@@ -433,7 +441,12 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                     nudged = True
                     nudges += 1
                     continue
-                return p, it, errors, (UNREACHABLE if unreachable else STALLED)
+                if unreachable:
+                    return p, it, errors, UNREACHABLE
+                # slow is not stuck (docs/conventions.md): targets within their paths' reach whose
+                # largest error is still on course to tol keep the solve going
+                if not still_converging(err, prev_err, prev_drop, prev_ratio, tol):
+                    return p, it, errors, STALLED
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True
     return p, it, errors, MAX_ITERATIONS

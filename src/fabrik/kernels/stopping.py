@@ -4,8 +4,9 @@ Status codes index ``fabrik.solvers.result.STATUSES``. The no-progress stop (doc
 starts with ``effector_stalled``: the effector moved less than ``tol`` in an iteration and the
 error fell by less than ``PROGRESS_FRACTION`` of itself; kernels may confirm it further (FABRIK
 then checks that no joint moves by ``tol`` in the next iteration) and may bend a chain out of a
-singularity. An unconstrained chain whose target is known to be reachable stops only when its
-error is not on course to reach ``tol`` either (``still_converging``): slow is not stuck.
+singularity. An unconstrained chain whose target is known to be reachable (and FABRIK on a
+skeleton whose targets all lie within their paths' reach) stops only when its error is not on
+course to reach ``tol`` either (``still_converging``): slow is not stuck.
 """
 
 import numpy as np

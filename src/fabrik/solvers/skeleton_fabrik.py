@@ -473,18 +473,30 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
 
     Returns:
         ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
-        ``error`` the largest of them, ``iterations`` and ``status``.
+        ``error`` the largest of them, ``iterations`` and ``status``; ``extras["released_groups"]``
+        names the centres of the rigid groups the solve released (a tuple, empty when none).
     """
     check_options("fabrik", options)
     arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    groups = rigid_group_arrays(arrays, rigid_sub_bases)
+    released = np.zeros_like(groups[-1])
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
         root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
+        *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, indices)
     err = errors.tolist()
-    return Solution(out, iterations, max(err), STATUSES[code], "fabrik", dict(zip(names, err)))
+    return Solution(out, iterations, max(err), STATUSES[code], "fabrik", dict(zip(names, err)),
+                    {"released_groups": released_centres(skeleton, groups[0], released)})
+
+
+def released_centres(skeleton, group_of, released) -> tuple[str, ...]:
+    """Names of the centre joints of the rigid groups a solve released (``group_of`` (n,), -1 or
+    the group whose centre the joint is; ``released``, one bool per group, from the kernel)."""
+    if not released.any():
+        return ()
+    return tuple(skeleton.names[j] for j in np.flatnonzero(group_of >= 0) if released[group_of[j]])
 
 
 def array_inputs(n: int, target_indices, target_positions, initial, root):
@@ -536,7 +548,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
     Returns:
         ``Solution`` as from ``solve``; ``effector_errors`` is keyed by joint name, and
         ``extras["effector_error_array"]`` holds the same errors as a (k,) array in the order of
-        ``target_indices``.
+        ``target_indices``, and ``extras["released_groups"]`` the released groups' centres.
 
     Raises:
         ValueError: wrong shapes or dtypes that cannot be converted, non-finite values,
@@ -545,15 +557,18 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
     arrays = getattr(skeleton, _CACHE_ATTR, None) or skeleton_arrays(skeleton)
     idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
                                                      initial, root)
+    groups = rigid_group_arrays(arrays, rigid_sub_bases)
+    released = np.zeros_like(groups[-1])
     out, iterations, errors, code = fabrik_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        check_tol(tol), check_max_iter(max_iter), *rigid_group_arrays(arrays, rigid_sub_bases), *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
+        check_tol(tol), check_max_iter(max_iter), *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
     err = errors.tolist()
     return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
-                    {names[j]: e for j, e in zip(idx.tolist(), err)}, {"effector_error_array": errors})
+                    {names[j]: e for j, e in zip(idx.tolist(), err)},
+                    {"effector_error_array": errors, "released_groups": released_centres(skeleton, groups[0], released)})
 
 
 __all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
