@@ -326,16 +326,16 @@ def test_still_converging_reads_the_trend_of_the_error():
 
     inf = float("inf")
     # the error stopped falling (the straight-chain singularity): stuck
-    assert not still_converging(1.0, 1.0, 1e-3, 0.5, 1e-3)
+    assert not still_converging(1.0, 1.0, 1e-3, 2e-3, 1e-3)
     # no trend yet after one falling iteration: judged on the next
     assert still_converging(1.0, 1.001, inf, inf, 1e-3)
     # drops growing, or their ratio rising: on course
-    assert still_converging(1.0, 1.001, 0.0009, 0.5, 1e-3)
-    assert still_converging(1.0, 1.001, 0.0011, 0.8, 1e-3)
+    assert still_converging(1.0, 1.001, 0.0009, 0.0018, 1e-3)
+    assert still_converging(1.0, 1.001, 0.0011, 0.0011 / 0.8, 1e-3)
     # drops shrinking geometrically (ratio 0.9): the series adds 0.009 more, so the error
     # settles near 0.991, above tol: stuck; near 0.0005 it would settle below tol: on course
-    assert not still_converging(1.0, 1.001, 0.001 / 0.9, 0.95, 1e-3)
-    assert still_converging(0.0095, 0.0105, 0.001 / 0.9, 0.95, 1e-3)
+    assert not still_converging(1.0, 1.001, 0.001 / 0.9, 0.001 / 0.9 / 0.95, 1e-3)
+    assert still_converging(0.0095, 0.0105, 0.001 / 0.9, 0.001 / 0.9 / 0.95, 1e-3)
 
 
 @SETTINGS

@@ -16,7 +16,7 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, error_trend,
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled,
                                       still_converging)
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
@@ -285,31 +285,29 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
     if err <= tol:
         return p, 0, err, REACHED
     bends = 0
-    drop = np.inf  # the error's trend (error_trend): none yet
-    ratio = np.inf
+    drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
-        prev_drop = drop
-        prev_ratio = ratio
+        older_drop = last_drop
+        last_drop = drop
         ccd_sweep(p, target, scale)
         it += 1
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
-        drop, ratio = error_trend(err, prev_err, prev_drop)
+        drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
-                drop = np.inf
-                ratio = np.inf
+                drop = np.inf  # the trend starts again
                 continue
             # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and still_converging(err, prev_err, prev_drop, prev_ratio, tol)):
+            if not (verdict == STALLED and still_converging(err, prev_err, last_drop, older_drop, tol)):
                 return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

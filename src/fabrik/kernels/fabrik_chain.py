@@ -11,8 +11,8 @@ from fabrik.kernels.ccd import start_pose_result
 from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, chain_scale, dist3, dist3v,
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, error_trend,
-                                      max_joint_move, still_converging)
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move,
+                                      still_converging)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -133,16 +133,15 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     snapshot = p  # allocated on first use
     check_pose = False
     tol2 = tol * tol
-    drop = np.inf  # the error's trend (error_trend): none yet
-    ratio = np.inf
+    drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
-        prev_drop = drop
-        prev_ratio = ratio
+        older_drop = last_drop
+        last_drop = drop
         if check_pose:
             if snapshot is p:
                 snapshot = np.empty_like(p)
@@ -165,7 +164,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         if err2 <= tol2:
             return p, it, np.sqrt(err2), REACHED
         err = np.sqrt(err2)
-        drop, ratio = error_trend(err, prev_err, prev_drop)
+        drop = prev_err - err
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
@@ -175,12 +174,11 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                     bend_chain(p, target, bone_lengths, scale, fx, fy, fz, perturbations > 0)
                     perturbations += 1
                     err = dist3v(p, last, target)  # what a solve capped right here reports
-                    drop = np.inf
-                    ratio = np.inf
+                    drop = np.inf  # the trend starts again
                     continue
                 if inside_inner_reach:
                     return p, it, err, UNREACHABLE
-                if not still_converging(err, prev_err, prev_drop, prev_ratio, tol):
+                if not still_converging(err, prev_err, last_drop, older_drop, tol):
                     return p, it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the
         # second, whole-pose check above before a stall is declared

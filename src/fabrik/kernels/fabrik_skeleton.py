@@ -39,7 +39,6 @@ from fabrik.kernels.stopping import (
     STALLED,
     UNREACHABLE,
     effectors_stalled,
-    error_trend,
     max_joint_move,
     remember_pose,
     still_converging,
@@ -349,14 +348,13 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
     goal = targets.copy()
     nudged = False
     nudges = 0
-    drop = np.inf  # the largest error's trend (error_trend): none yet
-    ratio = np.inf
+    drop = last_drop = np.inf  # how much the last iterations lowered the largest error: none yet
     it = 0
     while it < max_iter:
         remember_pose(p, target_idx, before, snapshot, check_pose)
         prev_err = err
-        prev_drop = drop
-        prev_ratio = ratio
+        older_drop = last_drop
+        last_drop = drop
         # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
         for a in range(n_active):
             i = active_list[a]
@@ -422,7 +420,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
         err = effector_errors(p, target_idx, targets, errors)
         if err <= tol:
             return p, it, errors, REACHED
-        drop, ratio = error_trend(err, prev_err, prev_drop)
+        drop = prev_err - err
         if nudged:
             nudged = False
             goal[:, :] = targets
@@ -445,7 +443,7 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                     return p, it, errors, UNREACHABLE
                 # slow is not stuck (docs/conventions.md): targets within their paths' reach whose
                 # largest error is still on course to tol keep the solve going
-                if not still_converging(err, prev_err, prev_drop, prev_ratio, tol):
+                if not still_converging(err, prev_err, last_drop, older_drop, tol):
                     return p, it, errors, STALLED
         if effectors_stalled(p, before, target_idx, tol, err, prev_err):
             check_pose = True

@@ -20,7 +20,7 @@ from numba import njit
 from fabrik.kernels.ccd import BENT, bend_or_stop, rotate_tail_vec, start_pose
 from fabrik.kernels.vec import chain_scale, dist3v, inner_reach
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, effector_stalled, error_trend, still_converging
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, effector_stalled, still_converging
 
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
@@ -313,16 +313,15 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
     dtheta = np.zeros(3 * (n - 1))
     e = np.zeros(3)
     bends = 0
-    drop = np.inf  # the error's trend (error_trend): none yet
-    ratio = np.inf
+    drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
         py = p[last, 1]
         pz = p[last, 2]
         prev_err = err
-        prev_drop = drop
-        prev_ratio = ratio
+        older_drop = last_drop
+        last_drop = drop
         clamped_error(p, last, target, err, max_error_step, e)
         fill_jacobian(p, planar, jac)
         jacobian_step(jac, e, mode, damping, max_angle_step, alpha, dtheta)
@@ -335,16 +334,15 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
-        drop, ratio = error_trend(err, prev_err, prev_drop)
+        drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
             verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
-                drop = np.inf
-                ratio = np.inf
+                drop = np.inf  # the trend starts again
                 continue
             # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and still_converging(err, prev_err, prev_drop, prev_ratio, tol)):
+            if not (verdict == STALLED and still_converging(err, prev_err, last_drop, older_drop, tol)):
                 return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

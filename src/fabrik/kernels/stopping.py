@@ -21,24 +21,13 @@ PROGRESS_FRACTION = 0.01
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def error_trend(err, prev_err, prev_drop):
-    """How the error is falling: ``(drop, ratio)``, where ``drop`` is how much this iteration
-    lowered it (from ``prev_err`` to ``err``) and ``ratio`` is ``drop`` over ``prev_drop``, the
-    drop of the iteration before. Start with ``prev_drop`` = ``inf`` (ratio 0 after the first
-    iteration); after an iteration that did not lower the error the ratio is ``inf``."""
-    drop = prev_err - err
-    if prev_drop <= 0.0:
-        return drop, np.inf
-    return drop, drop / prev_drop
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def still_converging(err, prev_err, prev_drop, prev_ratio, tol):
+def still_converging(err, prev_err, last_drop, older_drop, tol):
     """True when a slow error is still on course to reach ``tol`` (for a reachable target).
 
-    ``err`` is the error after this iteration and ``prev_err`` before it; ``prev_drop`` and
-    ``prev_ratio`` are the ``error_trend`` of the iteration before (``inf`` and ``inf`` before the
-    second iteration). On course means
+    This iteration lowered the error from ``prev_err`` to ``err``; ``last_drop`` and
+    ``older_drop`` are how much the two iterations before lowered it (``inf`` where there was
+    none: kernels keep the last two drops, and start, or restart after a bend, with ``inf``).
+    On course means
       - the falls are not shrinking geometrically: this drop is no smaller than the last, or
         the ratio of successive drops is rising (a two-bone chain swinging round to a target
         near its root gains a little more each iteration, for hundreds of iterations; a chain
@@ -50,11 +39,15 @@ def still_converging(err, prev_err, prev_drop, prev_ratio, tol):
     is not on course. Unreachable targets get no such patience: their error approaches its
     limit sublinearly too, as the chain approaches the fold or the stretch.
     """
-    drop, ratio = error_trend(err, prev_err, prev_drop)
+    drop = prev_err - err
     if drop <= 1e-12 * prev_err:
         return False
-    if prev_drop == np.inf or ratio >= 1.0 or ratio > prev_ratio:
-        return True  # (no trend yet after one falling iteration: judged on the next)
+    if last_drop == np.inf:
+        return True  # no trend yet after one falling iteration: judged on the next
+    ratio = drop / last_drop if last_drop > 0.0 else np.inf
+    last_ratio = last_drop / older_drop if older_drop > 0.0 else np.inf
+    if ratio >= 1.0 or ratio > last_ratio:
+        return True
     return err - drop * ratio / (1.0 - ratio) <= tol
 
 
