@@ -16,9 +16,11 @@ from numba import njit
 
 
 @njit(cache=True, error_model="numpy")
-def cross_covariance(src, dst, m):
-    """H = sum_k dst_k src_k^T over the first m rows of two (>= m, 3) arrays."""
-    h = np.zeros((3, 3))
+def cross_covariance(src, dst, m, h):
+    """H = sum_k dst_k src_k^T over the first m rows of two (>= m, 3) arrays, written into the
+    3 x 3 ``h`` (scratch the caller keeps, so that a fit every iteration allocates nothing), which
+    is returned."""
+    h[:, :] = 0.0
     for k in range(m):
         for r in range(3):
             for c in range(3):
@@ -186,79 +188,110 @@ def _det4(m):
     return total
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def fit_gradient(rot, h):
+    """The ascent direction and curvature of trace(R^T H) in R's rotation vector at ``rot``.
+
+    For R <- exp([w]) R, with P = R H^T = sum_k (R a_k) b_k^T: the gradient is
+    g = sum_k (R a_k) x b_k and the Hessian of -trace is trace(P) I - (P + P^T) / 2. Returns
+    (gx, gy, gz, trace(P), m00, m01, m02, m11, m12, m22), the last six that Hessian's entries.
+    """
+    p00 = rot[0, 0] * h[0, 0] + rot[0, 1] * h[0, 1] + rot[0, 2] * h[0, 2]
+    p01 = rot[0, 0] * h[1, 0] + rot[0, 1] * h[1, 1] + rot[0, 2] * h[1, 2]
+    p02 = rot[0, 0] * h[2, 0] + rot[0, 1] * h[2, 1] + rot[0, 2] * h[2, 2]
+    p10 = rot[1, 0] * h[0, 0] + rot[1, 1] * h[0, 1] + rot[1, 2] * h[0, 2]
+    p11 = rot[1, 0] * h[1, 0] + rot[1, 1] * h[1, 1] + rot[1, 2] * h[1, 2]
+    p12 = rot[1, 0] * h[2, 0] + rot[1, 1] * h[2, 1] + rot[1, 2] * h[2, 2]
+    p20 = rot[2, 0] * h[0, 0] + rot[2, 1] * h[0, 1] + rot[2, 2] * h[0, 2]
+    p21 = rot[2, 0] * h[1, 0] + rot[2, 1] * h[1, 1] + rot[2, 2] * h[1, 2]
+    p22 = rot[2, 0] * h[2, 0] + rot[2, 1] * h[2, 1] + rot[2, 2] * h[2, 2]
+    tr = p00 + p11 + p22
+    return (p12 - p21, p20 - p02, p01 - p10, tr,
+            tr - p00, -0.5 * (p01 + p10), -0.5 * (p02 + p20), tr - p11, -0.5 * (p12 + p21), tr - p22)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def definite(m00, m01, m11, det, scale):
+    """Whether a symmetric 3 x 3 matrix with leading entries m00, m01, m11 and determinant ``det``
+    is clearly positive definite for entries of size ``scale`` (its minors positive, the
+    determinant above 1e-12 scale^3)."""
+    return m00 > 0.0 and m00 * m11 - m01 * m01 > 0.0 and det > 1e-12 * (scale ** 3 + 1e-300)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def det3(m00, m01, m02, m11, m12, m22):
+    """The determinant of the symmetric 3 x 3 matrix with these entries."""
+    return m00 * (m11 * m22 - m12 * m12) + m01 * (m02 * m12 - m01 * m22) + m02 * (m01 * m12 - m02 * m11)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def newton_turn(m00, m01, m02, m11, m12, m22, gx, gy, gz, scale):
+    """The rotation vector M^-1 g for the symmetric 3 x 3 Hessian M (entries m..) and gradient g,
+    or the gradient step g / scale where M is not clearly positive definite (its determinant
+    below 1e-12 scale^3); ``scale`` >= 0 is the size of M's entries."""
+    c00 = m11 * m22 - m12 * m12
+    c01 = m02 * m12 - m01 * m22
+    c02 = m01 * m12 - m02 * m11
+    det = m00 * c00 + m01 * c01 + m02 * c02
+    if definite(m00, m01, m11, det, scale):
+        c11 = m00 * m22 - m02 * m02
+        c12 = m01 * m02 - m00 * m12
+        c22 = m00 * m11 - m01 * m01
+        inv = 1.0 / det
+        return ((c00 * gx + c01 * gy + c02 * gz) * inv, (c01 * gx + c11 * gy + c12 * gz) * inv,
+                (c02 * gx + c12 * gy + c22 * gz) * inv)
+    inv = 1.0 / (scale + 1e-300)
+    return gx * inv, gy * inv, gz * inv
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def turn_rotation(rot, wx, wy, wz):
+    """rot <- exp([w]) rot in place (Rodrigues), the turn capped at 1 rad. Returns the angle
+    turned; a turn under 1e-12 rad is not made (0 returned)."""
+    angle = np.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle < 1e-12:
+        return 0.0
+    if angle > 1.0:
+        wx /= angle
+        wy /= angle
+        wz /= angle
+        angle = 1.0
+    kx = wx / angle
+    ky = wy / angle
+    kz = wz / angle
+    c = np.cos(angle)
+    s = np.sin(angle)
+    t = 1.0 - c
+    # Rodrigues: Q = c I + s [k]x + t k k^T, then rot <- Q rot
+    q00 = c + t * kx * kx
+    q01 = t * kx * ky - s * kz
+    q02 = t * kx * kz + s * ky
+    q10 = t * kx * ky + s * kz
+    q11 = c + t * ky * ky
+    q12 = t * ky * kz - s * kx
+    q20 = t * kx * kz - s * ky
+    q21 = t * ky * kz + s * kx
+    q22 = c + t * kz * kz
+    for col in range(3):
+        x = rot[0, col]
+        y = rot[1, col]
+        z = rot[2, col]
+        rot[0, col] = q00 * x + q01 * y + q02 * z
+        rot[1, col] = q10 * x + q11 * y + q12 * z
+        rot[2, col] = q20 * x + q21 * y + q22 * z
+    return angle
+
+
 @njit(cache=True, error_model="numpy")
 def refine_rotation(rot, h, steps):
     """Improve the rotation ``rot`` (3 x 3, in place) towards the maximiser of trace(R^T H).
 
-    With P = R H^T = sum_k (R a_k) b_k^T the gradient is g = sum_k (R a_k) x b_k and the Hessian
-    trace(P) I - (P + P^T) / 2; where that is not positive definite the step g / |trace(P)| is
-    taken instead. Steps are capped at 1 rad and stop once below 1e-12 rad.
+    Newton steps on its rotation vector (``fit_gradient``); where the Hessian is not positive
+    definite the step g / |trace(P)| is taken instead. Steps are capped at 1 rad and stop once
+    below 1e-12 rad.
     """
     for _ in range(steps):
-        p00 = rot[0, 0] * h[0, 0] + rot[0, 1] * h[0, 1] + rot[0, 2] * h[0, 2]
-        p01 = rot[0, 0] * h[1, 0] + rot[0, 1] * h[1, 1] + rot[0, 2] * h[1, 2]
-        p02 = rot[0, 0] * h[2, 0] + rot[0, 1] * h[2, 1] + rot[0, 2] * h[2, 2]
-        p10 = rot[1, 0] * h[0, 0] + rot[1, 1] * h[0, 1] + rot[1, 2] * h[0, 2]
-        p11 = rot[1, 0] * h[1, 0] + rot[1, 1] * h[1, 1] + rot[1, 2] * h[1, 2]
-        p12 = rot[1, 0] * h[2, 0] + rot[1, 1] * h[2, 1] + rot[1, 2] * h[2, 2]
-        p20 = rot[2, 0] * h[0, 0] + rot[2, 1] * h[0, 1] + rot[2, 2] * h[0, 2]
-        p21 = rot[2, 0] * h[1, 0] + rot[2, 1] * h[1, 1] + rot[2, 2] * h[1, 2]
-        p22 = rot[2, 0] * h[2, 0] + rot[2, 1] * h[2, 1] + rot[2, 2] * h[2, 2]
-        gx = p12 - p21
-        gy = p20 - p02
-        gz = p01 - p10
-        tr = p00 + p11 + p22
-        m00 = tr - p00
-        m11 = tr - p11
-        m22 = tr - p22
-        m01 = -0.5 * (p01 + p10)
-        m02 = -0.5 * (p02 + p20)
-        m12 = -0.5 * (p12 + p21)
-        c00 = m11 * m22 - m12 * m12
-        c01 = m02 * m12 - m01 * m22
-        c02 = m01 * m12 - m02 * m11
-        det = m00 * c00 + m01 * c01 + m02 * c02
-        if m00 > 0.0 and m00 * m11 - m01 * m01 > 0.0 and det > 1e-12 * (abs(tr) ** 3 + 1e-300):
-            c11 = m00 * m22 - m02 * m02
-            c12 = m01 * m02 - m00 * m12
-            c22 = m00 * m11 - m01 * m01
-            inv = 1.0 / det
-            wx = (c00 * gx + c01 * gy + c02 * gz) * inv
-            wy = (c01 * gx + c11 * gy + c12 * gz) * inv
-            wz = (c02 * gx + c12 * gy + c22 * gz) * inv
-        else:
-            scale = 1.0 / (abs(tr) + 1e-300)
-            wx = gx * scale
-            wy = gy * scale
-            wz = gz * scale
-        angle = np.sqrt(wx * wx + wy * wy + wz * wz)
-        if angle < 1e-12:
+        gx, gy, gz, tr, m00, m01, m02, m11, m12, m22 = fit_gradient(rot, h)
+        wx, wy, wz = newton_turn(m00, m01, m02, m11, m12, m22, gx, gy, gz, abs(tr))
+        if turn_rotation(rot, wx, wy, wz) == 0.0:
             return
-        if angle > 1.0:
-            wx /= angle
-            wy /= angle
-            wz /= angle
-            angle = 1.0
-        kx = wx / angle
-        ky = wy / angle
-        kz = wz / angle
-        c = np.cos(angle)
-        s = np.sin(angle)
-        t = 1.0 - c
-        # Rodrigues: Q = c I + s [k]x + t k k^T, then rot <- Q rot
-        q00 = c + t * kx * kx
-        q01 = t * kx * ky - s * kz
-        q02 = t * kx * kz + s * ky
-        q10 = t * kx * ky + s * kz
-        q11 = c + t * ky * ky
-        q12 = t * ky * kz - s * kx
-        q20 = t * kx * kz - s * ky
-        q21 = t * ky * kz + s * kx
-        q22 = c + t * kz * kz
-        for col in range(3):
-            x = rot[0, col]
-            y = rot[1, col]
-            z = rot[2, col]
-            rot[0, col] = q00 * x + q01 * y + q02 * z
-            rot[1, col] = q10 * x + q11 * y + q12 * z
-            rot[2, col] = q20 * x + q21 * y + q22 * z
