@@ -580,9 +580,10 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
     refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
     r = rot[g]
     total = m + proposal_count[centre]
-    p[centre, 0] = (m * (md0 - (r[0, 0] * ms0 + r[0, 1] * ms1 + r[0, 2] * ms2)) + proposal_sum[centre, 0]) / total
-    p[centre, 1] = (m * (md1 - (r[1, 0] * ms0 + r[1, 1] * ms1 + r[1, 2] * ms2)) + proposal_sum[centre, 1]) / total
-    p[centre, 2] = (m * (md2 - (r[2, 0] * ms0 + r[2, 1] * ms1 + r[2, 2] * ms2)) + proposal_sum[centre, 2]) / total
+    a0, a1, a2 = rotate3(r, ms0, ms1, ms2)
+    p[centre, 0] = (m * (md0 - a0) + proposal_sum[centre, 0]) / total
+    p[centre, 1] = (m * (md1 - a1) + proposal_sum[centre, 1]) / total
+    p[centre, 2] = (m * (md2 - a2) + proposal_sum[centre, 2]) / total
 
 
 @njit(cache=True, error_model="numpy")
@@ -612,16 +613,21 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def rotate3(rt, x, y, z):
+    """The 3 x 3 matrix ``rt`` times the vector (x, y, z), as three floats."""
+    return (rt[0, 0] * x + rt[0, 1] * y + rt[0, 2] * z, rt[1, 0] * x + rt[1, 1] * y + rt[1, 2] * z,
+            rt[2, 0] * x + rt[2, 1] * y + rt[2, 2] * z)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def seat_value(rt, h, ms0, ms1, ms2, w0, w1, w2, m, length):
     """``seat_group``'s F(R) = tr(R^T H) - M / 2 (|w - R ms| - length)^2."""
     value = 0.0
     for r in range(3):
         for c in range(3):
             value += rt[r, c] * h[r, c]
-    v0 = w0 - (rt[0, 0] * ms0 + rt[0, 1] * ms1 + rt[0, 2] * ms2)
-    v1 = w1 - (rt[1, 0] * ms0 + rt[1, 1] * ms1 + rt[1, 2] * ms2)
-    v2 = w2 - (rt[2, 0] * ms0 + rt[2, 1] * ms1 + rt[2, 2] * ms2)
-    gap = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2) - length
+    a0, a1, a2 = rotate3(rt, ms0, ms1, ms2)
+    gap = np.sqrt((w0 - a0) ** 2 + (w1 - a1) ** 2 + (w2 - a2) ** 2) - length
     return value - 0.5 * m * gap * gap
 
 
@@ -691,9 +697,7 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     for _ in range(SEAT_STEPS):
         gx, gy, gz, tr, k00, k01, k02, k11, k12, k22 = fit_gradient(rt, h)
         # a = R ms and v = md - parent - a
-        a0 = rt[0, 0] * ms0 + rt[0, 1] * ms1 + rt[0, 2] * ms2
-        a1 = rt[1, 0] * ms0 + rt[1, 1] * ms1 + rt[1, 2] * ms2
-        a2 = rt[2, 0] * ms0 + rt[2, 1] * ms1 + rt[2, 2] * ms2
+        a0, a1, a2 = rotate3(rt, ms0, ms1, ms2)
         v0 = w0 - a0
         v1 = w1 - a1
         v2 = w2 - a2
@@ -748,9 +752,7 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
         rt[:, :] = trial
         if turned < SEAT_STOP:
             break
-    a0 = rt[0, 0] * ms0 + rt[0, 1] * ms1 + rt[0, 2] * ms2
-    a1 = rt[1, 0] * ms0 + rt[1, 1] * ms1 + rt[1, 2] * ms2
-    a2 = rt[2, 0] * ms0 + rt[2, 1] * ms1 + rt[2, 2] * ms2
+    a0, a1, a2 = rotate3(rt, ms0, ms1, ms2)
     # the centre where the members' fit puts it, pulled onto the sphere (where it meets the
     # parent, the centre's current direction is kept)
     x = p[centre, 0]
