@@ -643,9 +643,10 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     ``-2 tr(R^T H) + M |length d - v|^2`` with H = sum_k (m_k - md)(o_k - ms)^T and
     v = md - parent - R ms. The best d is v / |v|, which leaves
     ``F(R) = tr(R^T H) - M / 2 (|v| - length)^2`` to maximise over R alone: Newton steps on R's
-    rotation vector from the last R (Gauss-Newton for the second term; at most ``SEAT_STEPS``,
-    until one turns R by less than ``SEAT_STOP`` rad), then the centre goes to
-    ``parent + length * v / |v|``.
+    rotation vector from the last R (with F's exact Hessian where that is negative definite,
+    else with the second term's Gauss-Newton part; a step that would lower F halved, at most
+    ``SEAT_HALVINGS`` times; at most ``SEAT_STEPS`` steps, until one turns R by less than
+    ``SEAT_STOP`` rad), then the centre goes to ``parent + length * v / |v|``.
 
     The plain backward stage (the centre on the line towards its forward-stage position, then the
     group turned about it) left a chest on a nearly straight spine to creep: each backward stage
@@ -694,6 +695,7 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     w1 = md1 - p[parent, 1]
     w2 = md2 - p[parent, 2]
     rt = rot[g]
+    now = seat_value(rt, h, ms0, ms1, ms2, w0, w1, w2, m, length)
     for _ in range(SEAT_STEPS):
         gx, gy, gz, tr, k00, k01, k02, k11, k12, k22 = fit_gradient(rt, h)
         # a = R ms and v = md - parent - a
@@ -737,12 +739,15 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
                 k00, k01, k02, k11, k12, k22 = e00, e01, e02, e11, e12, e22
         wx, wy, wz = newton_turn(k00, k01, k02, k11, k12, k22, gx, gy, gz, scale)
         # F is not concave everywhere: halve a step that would lower it
-        now = seat_value(rt, h, ms0, ms1, ms2, w0, w1, w2, m, length)
         turned = 0.0
         for _ in range(SEAT_HALVINGS):
             trial[:, :] = rt
             turned = turn_rotation(trial, wx, wy, wz)
-            if turned == 0.0 or seat_value(trial, h, ms0, ms1, ms2, w0, w1, w2, m, length) >= now:
+            if turned == 0.0:
+                break
+            value = seat_value(trial, h, ms0, ms1, ms2, w0, w1, w2, m, length)
+            if value >= now:
+                now = value
                 break
             wx *= 0.5
             wy *= 0.5
