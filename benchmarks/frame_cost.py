@@ -11,7 +11,9 @@ shared machine's slow moments drop out):
 - ``checks``: its input checks alone (``array_inputs``);
 - ``kernel``: the compiled ``fabrik_skeleton`` alone;
 - ``kernel, no iteration``: the kernel with ``max_iter=0`` (call, set-up, limb swing, rigid-hand
-  fits).
+  fits);
+- ``sequence``: ``solve_skeleton_sequence``, all the frames in one compiled loop, as
+  ``fabrik reconstruct`` runs the FABRIK row (the same answers, frame by frame).
 
 Prints microseconds per frame; numbers quoted in ``docs/reconstruction.md`` ("The speed of a
 frame") come from this. Run it with ``PYTHONPATH=<other checkout>/src`` to time another version
@@ -29,10 +31,10 @@ import fabrik
 from fabrik.experiments.reconstruct import DEFAULT_REL_TOL, default_effectors
 from fabrik.kernels.fabrik_skeleton import fabrik_skeleton
 from fabrik.solvers.skeleton_fabrik import (array_inputs, limb_arrays, rigid_group_arrays, skeleton_arrays,
-                                            solve_skeleton_arrays)
+                                            solve_skeleton_arrays, solve_skeleton_sequence)
 
 
-def main(path: str, n_frames: int = 300) -> None:
+def main(path: str, n_frames: int = 300) -> dict:
     skeleton, motion = fabrik.load_bvh(path)
     truth = motion.world_positions(skeleton)
     n_frames = min(n_frames, truth.shape[0])
@@ -46,7 +48,10 @@ def main(path: str, n_frames: int = 300) -> None:
         starts.append(pose)
         pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "auto", True).positions
     arrays = skeleton_arrays(skeleton)
-    extra = (*rigid_group_arrays(arrays, "auto"), *limb_arrays(arrays, True, "auto"))
+    groups = rigid_group_arrays(arrays, "auto")
+    extra = (*groups, np.zeros_like(groups[-1]), *limb_arrays(arrays, True, "auto"))
+    all_targets = np.ascontiguousarray(targets)
+    all_roots = np.ascontiguousarray(roots)
 
     def full():
         for f in range(n_frames):
@@ -63,12 +68,19 @@ def main(path: str, n_frames: int = 300) -> None:
                                 starts[f], roots[f], False, tol, max_iter, *extra)
         return run
 
+    def sequence():
+        solve_skeleton_sequence(skeleton, effectors, all_targets, starts[0], all_roots, tol, 1000, "auto", True)
+
     print(f"{path}: {n_frames} frames, {skeleton.n_joints} joints, {len(effectors)} targets; us per frame "
           f"(fastest of 7 x 3 passes)")
-    for name, fn in (("full", full), ("checks", checks), ("kernel", kernel(1000)), ("kernel, no iteration", kernel(0))):
+    result = {}
+    for name, fn in (("full", full), ("checks", checks), ("kernel", kernel(1000)), ("kernel, no iteration", kernel(0)),
+                     ("sequence", sequence)):
         fn()
         best = min(timeit.repeat(fn, number=3, repeat=7)) / (3 * n_frames) * 1e6
+        result[name] = best
         print(f"  {name:<22}{best:8.1f}")
+    return result
 
 
 if __name__ == "__main__":

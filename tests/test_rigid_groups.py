@@ -186,3 +186,21 @@ def test_seat_group_finds_the_best_centre_on_the_sphere_and_turn_together(seed, 
         assert cost < 1e-12 * length ** 2
         assert np.allclose(centre, parent + length * true_dir, atol=1e-6 * length)
         assert np.allclose(rot[0], true_rot, atol=1e-6)
+
+
+def test_a_limb_whose_top_is_a_held_member_swings_past_the_group():
+    # the head's branch (neck 0.15, head 0.12) has its longest bone on the held chest: with the
+    # chest held it swings the head about the neck instead of being left unswung
+    sk = pelvis_skeleton()
+    arrays = skeleton_arrays(sk)
+    names = [sk.names[j] for j in arrays.limb_tops]
+    held = [sk.names[j] for j in arrays.held_limb_tops]
+    assert "neck" in names and "neck" not in held and "head" in held
+    assert "l_el" in names and "l_el" in held  # an arm's top lies outside the chest's group: kept
+    assert (arrays.in_group[arrays.held_limb_tops] < 0).all()
+    # a branch with no bone left below its held member is not swung
+    chain = fabrik.Skeleton.from_parents(["root", "a", "b", "tip"], [-1, 0, 0, 1],
+                                         [[0, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])
+    arrays = skeleton_arrays(chain)
+    assert chain.names[int(arrays.group_of.argmax())] == "root"
+    assert [chain.names[j] for j in arrays.held_limb_tops] == ["tip"]

@@ -271,13 +271,8 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
             frames_out[f] = state["frames"]
             return sol
     elif method == "fabrik":
-        from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, solve_skeleton_arrays
-
-        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
-
-        def one(f, prev):
-            return solve_skeleton_arrays(skeleton, eff, targets_all[f], prev, roots[f], tol, cap, rigid_sub_bases,
-                                         swing_limbs)
+        return _fabrik_sequence(skeleton, truth, targets_all, roots, eff, tol, max_iter, progress, desc,
+                                rigid_sub_bases, swing_limbs)
     else:
         def one(f, prev):
             return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
@@ -307,6 +302,35 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     if bar is not None:
         bar.close()
     return out, iterations, reached, seconds, frames_out
+
+
+def _fabrik_sequence(skeleton: Skeleton, truth: np.ndarray, targets_all: np.ndarray, roots: np.ndarray, eff: np.ndarray,
+                     tol: float, max_iter: int | None, progress: bool, desc: str, rigid_sub_bases, swing_limbs):
+    """``_solve_loop`` for plain FABRIK: the whole take in one compiled loop
+    (``solve_skeleton_sequence``), the same answers as frame-by-frame calls."""
+    from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, solve_skeleton_sequence
+
+    cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
+    first = np.ascontiguousarray(truth[0])
+
+    def run(stop, report=None):
+        return solve_skeleton_sequence(skeleton, eff, targets_all[:stop], first, roots[:stop], tol, cap,
+                                       rigid_sub_bases, swing_limbs, progress=report)
+
+    run(1)  # warm-up: compile outside the timed run
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=truth.shape[0], desc=desc, unit="frame", leave=False)
+    t0 = time.perf_counter()
+    try:
+        result = run(truth.shape[0], None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    return result.positions, result.iterations, result.reached, seconds, None
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,

@@ -48,3 +48,38 @@ class Solution(NamedTuple):
     def __repr__(self) -> str:
         return (f"Solution(method={self.method!r}, status={self.status!r}, iterations={self.iterations}, "
                 f"error={self.error:.3g}, positions=<{self.positions.shape[0]}x{self.positions.shape[1]}>)")
+
+
+class SequenceSolution(NamedTuple):
+    """The outcome of solving a run of F frames, each started from the frame before (an immutable
+    record of arrays; ``fabrik.solvers.skeleton_fabrik.solve_skeleton_sequence``).
+
+    Attributes:
+        positions: (F, n, 3) float64 joint positions per frame, root first.
+        iterations: (F,) int64 iterations per frame.
+        effector_errors: (F, k) float64 distance of each targeted joint to its target per frame,
+            in the model's units, columns in the order the targets were given.
+        status_codes: (F,) int64 index of each frame's status in ``STATUSES``.
+        method: the name of the method that produced it.
+    """
+
+    positions: np.ndarray
+    iterations: np.ndarray
+    effector_errors: np.ndarray
+    status_codes: np.ndarray
+    method: str = "fabrik"
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        """Each frame's status, one of ``STATUSES``."""
+        return tuple(STATUSES[c] for c in self.status_codes.tolist())
+
+    @property
+    def reached(self) -> np.ndarray:
+        """(F,) bool: every target of the frame reached within tolerance."""
+        return self.status_codes == STATUSES.index("reached")
+
+    def __repr__(self) -> str:
+        f, n = self.positions.shape[:2]
+        return (f"SequenceSolution(method={self.method!r}, frames={f}, joints={n}, "
+                f"reached={int(self.reached.sum())}/{f}, mean_iterations={float(self.iterations.mean()):.3g})")
