@@ -133,3 +133,46 @@ def test_the_frame_cost_benchmark_runs(tmp_path, capsys):
     assert set(result) == {"full", "checks", "kernel", "kernel, no iteration", "sequence"}
     assert all(v > 0.0 for v in result.values())
     assert "sequence" in capsys.readouterr().out
+
+
+def test_named_paths_give_the_array_answers_and_name_the_columns(walk):
+    import fabrik
+
+    skeleton, truth, idx = walk
+    names = [skeleton.names[j] for j in idx]
+    paths = {name: truth[:, j] for name, j in zip(names, idx)}
+    tol = 1e-3 * 170.0
+    named = fabrik.solve_sequence(skeleton, paths, truth[0], truth[:, 0], tol=tol, rigid_sub_bases="auto",
+                                  swing_limbs=True, progress=True)
+    arrays = solve_skeleton_sequence(skeleton, idx, np.ascontiguousarray(truth[:, idx]), truth[0], truth[:, 0], tol,
+                                     1000, "auto", True)
+    np.testing.assert_array_equal(named.positions, arrays.positions)
+    np.testing.assert_array_equal(named.effector_errors, arrays.effector_errors)
+    assert named.effectors == tuple(names) == arrays.effectors
+    # one root for every frame, and the first frame alone as fabrik.solve gives it
+    still = fabrik.solve_sequence(skeleton, {n: p[:1] for n, p in paths.items()}, truth[0], truth[0, 0], tol=tol)
+    one = fabrik.solve(skeleton, targets={n: p[0] for n, p in paths.items()}, initial=truth[0], root=truth[0, 0],
+                       tol=tol)
+    np.testing.assert_array_equal(still.positions[0], one.positions)
+    assert still.statuses == (one.status,) and still.iterations[0] == one.iterations
+
+
+def test_bad_named_paths_say_which_joint_and_frame():
+    import fabrik
+
+    sk = models.y_shape()
+    path = np.tile([[1.0, 4.0, 0.0]], (4, 1))
+    with pytest.raises(ValueError, match="unknown joint 'elbow'"):
+        fabrik.solve_sequence(sk, {"elbow": path})
+    with pytest.raises(ValueError, match=r"targets\['left_tip'\] must have shape \(F, 3\)"):
+        fabrik.solve_sequence(sk, {"left_tip": path[0]})
+    with pytest.raises(ValueError, match="has 3 frames.*4"):
+        fabrik.solve_sequence(sk, {"right_tip": path, "left_tip": path[:3]})
+    bad = path.copy()
+    bad[2, 1] = np.inf
+    with pytest.raises(ValueError, match=r"targets\['left_tip'\] is not finite .* frame 2"):
+        fabrik.solve_sequence(sk, {"left_tip": bad})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        fabrik.solve_sequence(sk, {})
+    with pytest.raises(ValueError, match=r"root must have shape \(3,\) or \(4, 3\)"):
+        fabrik.solve_sequence(sk, {"left_tip": path}, root=np.zeros((2, 3)))

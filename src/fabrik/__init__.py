@@ -14,6 +14,8 @@ radians in the API, joint 0 is the root.
 from fabrik.model.chain import Chain
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
+from fabrik.solvers.result import SequenceSolution
+from fabrik.solvers.skeleton_fabrik import solve_sequence
 from fabrik.io.bvh import BVHError, load_bvh, save_bvh
 from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.constraints import Cone, Hinge, Twist
@@ -21,6 +23,7 @@ from fabrik import constraints, models
 
 __version__ = "0.1.0"
 
-__all__ = ["Chain", "Skeleton", "Solution", "STATUSES", "DEFAULT_TOL", "solve", "methods", "load_bvh", "save_bvh",
+__all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
+           "methods", "load_bvh", "save_bvh",
            "BVHError", "Motion", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

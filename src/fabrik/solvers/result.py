@@ -61,6 +61,7 @@ class SequenceSolution(NamedTuple):
             in the model's units, columns in the order the targets were given.
         status_codes: (F,) int64 index of each frame's status in ``STATUSES``.
         method: the name of the method that produced it.
+        effectors: the names of the targeted joints, in the order of ``effector_errors``' columns.
     """
 
     positions: np.ndarray
@@ -68,6 +69,7 @@ class SequenceSolution(NamedTuple):
     effector_errors: np.ndarray
     status_codes: np.ndarray
     method: str = "fabrik"
+    effectors: tuple[str, ...] = ()
 
     @property
     def statuses(self) -> tuple[str, ...]:
