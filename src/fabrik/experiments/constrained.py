@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fabrik._progress import progress_bar
 from fabrik.constraints import Cone
 from fabrik.model.chain import Chain
 from fabrik.model.constraints import cone_violation, random_pose
@@ -96,12 +97,7 @@ def run_constrained_bench(methods: Sequence[str] = METHODS, *, n_targets: int = 
     chain = constrained_chain(cone_deg=cone_deg)
     targets = reachable_targets(chain, n_targets, seed)
     rows = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(methods) * n_targets, desc="constrained chain", unit="solve", leave=False)
-    try:
+    with progress_bar(progress, len(methods) * n_targets, "constrained chain", "solve") as bar:
         for method in methods:
             solve(chain, targets[0], method=method, tol=tol, max_iter=MAX_ITER)  # compile outside the timing
             iterations = np.zeros(n_targets)
@@ -132,9 +128,6 @@ def run_constrained_bench(methods: Sequence[str] = METHODS, *, n_targets: int = 
                 "cone_deg": float(cone_deg),
                 "n_targets": int(n_targets),
             })
-    finally:
-        if bar is not None:
-            bar.close()
     return rows
 
 

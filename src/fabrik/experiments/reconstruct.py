@@ -39,6 +39,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from fabrik._progress import progress_bar
 from fabrik.model.motion import ZERO_BONE, Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers.skeleton_methods import DEFAULT_DAMPING
@@ -282,25 +283,19 @@ def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndar
     one(0, first)  # warm-up: compile outside the timed loop
     if frames_out is not None:
         state["frames"] = first_frames
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=F, desc=desc, unit="frame", leave=False)
     prev = first
     step = max(1, F // 100)
-    t0 = time.perf_counter()
-    for f in range(F):
-        sol = one(f, prev)
-        prev = sol.positions
-        out[f] = prev
-        iterations[f] = sol.iterations
-        reached[f] = sol.status == "reached"
-        if bar is not None and (f + 1) % step == 0:
-            bar.update(step)
-    seconds = time.perf_counter() - t0
-    if bar is not None:
-        bar.close()
+    with progress_bar(progress, F, desc, "frame") as bar:
+        t0 = time.perf_counter()
+        for f in range(F):
+            sol = one(f, prev)
+            prev = sol.positions
+            out[f] = prev
+            iterations[f] = sol.iterations
+            reached[f] = sol.status == "reached"
+            if bar is not None and (f + 1) % step == 0:
+                bar.update(step)
+        seconds = time.perf_counter() - t0
     return out, iterations, reached, seconds, frames_out
 
 
@@ -318,18 +313,10 @@ def _fabrik_sequence(skeleton: Skeleton, truth: np.ndarray, targets_all: np.ndar
                                        rigid_sub_bases, swing_limbs, progress=report)
 
     run(1)  # warm-up: compile outside the timed run
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=truth.shape[0], desc=desc, unit="frame", leave=False)
-    t0 = time.perf_counter()
-    try:
+    with progress_bar(progress, truth.shape[0], desc, "frame") as bar:
+        t0 = time.perf_counter()
         result = run(truth.shape[0], None if bar is None else bar.update)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
     return result.positions, result.iterations, result.reached, seconds, None
 
 

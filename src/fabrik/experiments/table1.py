@@ -18,6 +18,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from fabrik._progress import progress_bar
 from fabrik.model.chain import Chain
 from fabrik.solvers import solve
 
@@ -153,23 +154,14 @@ def run_table1(methods: Sequence[str] = ("fabrik",), *, n_targets: int = N_TARGE
     """
     chain = benchmark_chain()
     target_sets = make_targets(chain, n_targets, seed)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(methods) * 2 * n_targets, desc="Table 1", unit="solve", leave=False)
-    runs = []
-    try:
+    with progress_bar(progress, len(methods) * 2 * n_targets, "Table 1", "solve") as bar:
         by_set = {}
         for name, targets in target_sets.items():
             if bar is not None:
                 bar.set_postfix_str(name)
             by_set[name] = run_methods(chain, targets, methods, name, tol=tol, progress=bar)
-        # rows grouped by method, reachable first
-        runs = [by_set[name][m] for m in range(len(methods)) for name in target_sets]
-    finally:
-        if bar is not None:
-            bar.close()
+    # rows grouped by method, reachable first
+    runs = [by_set[name][m] for m in range(len(methods)) for name in target_sets]
     return [summarise(r) for r in runs], runs
 
 

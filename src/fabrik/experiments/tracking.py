@@ -23,6 +23,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from fabrik._progress import progress_bar
 from fabrik.experiments.table1 import benchmark_chain
 from fabrik.solvers import solve
 
@@ -115,20 +116,12 @@ def run_tracking(methods: Sequence[str] = DEFAULT_METHODS, *, n_steps: int = N_S
                  max_iter: int | None = None, progress: bool = False) -> tuple[list[dict], list[TrackingRun]]:
     """Track the same path with every method. Returns the summary rows and the per-step runs."""
     path = target_path(n_steps, benchmark_chain().total_length)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(methods) * n_steps, desc="tracking", unit="step", leave=False)
     runs = []
-    try:
+    with progress_bar(progress, len(methods) * n_steps, "tracking", "step") as bar:
         for method in methods:
             if bar is not None:
                 bar.set_postfix_str(method)
             runs.append(track(method, path, tol=tol, max_iter=max_iter, progress=bar))
-    finally:
-        if bar is not None:
-            bar.close()
     return [summarise(r) for r in runs], runs
 
 

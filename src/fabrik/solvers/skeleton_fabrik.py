@@ -28,6 +28,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from fabrik._progress import progress_bar
 from fabrik._validation import as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton, fabrik_skeleton_frames
 from fabrik.kernels.vec import all_finite3
@@ -91,6 +92,15 @@ _NO_GROUPS = (np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.ze
               np.zeros((0, 3)), np.full(1, -1, dtype=np.int64))
 
 
+def child_lists(parents: np.ndarray) -> list[list[int]]:
+    """``children[j]``: the joints whose parent is j, in increasing index order (parents (n,),
+    ``parents[0]`` ignored)."""
+    children: list[list[int]] = [[] for _ in range(parents.shape[0])]
+    for i in range(1, parents.shape[0]):
+        children[int(parents[i])].append(i)
+    return children
+
+
 def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, centres=None, follow_zero_at=()):
     """The rigid groups of a skeleton: joints with two or more children at a distance.
 
@@ -116,9 +126,7 @@ def rigid_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, cen
     """
     n = parents.shape[0]
     eps = 1e-12 * max(float(lengths.sum()), 1e-300)
-    children: list[list[int]] = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[int(parents[i])].append(i)
+    children = child_lists(parents)
     candidates = range(n) if centres is None else sorted(int(c) for c in centres)
     follow = set(candidates) if centres is not None else {int(c) for c in follow_zero_at}
     found: list[tuple[int, list[int], list[int]]] = []
@@ -208,9 +216,7 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
     ``parents[i] < i``); the pivots are ``parents[tops]``. Empty for a skeleton without branches.
     """
     n = parents.shape[0]
-    children: list[list[int]] = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[int(parents[i])].append(i)
+    children = child_lists(parents)
     leaves: list[list[int]] = [[] for _ in range(n)]
     for j in range(n - 1, -1, -1):
         leaves[j] = [j] if not children[j] else [x for c in children[j] for x in leaves[c]]
@@ -244,10 +250,7 @@ def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, i
     A limb with no such bone is not swung. ``in_group``: (n,) as ``rigid_groups``'s fifth array.
     Returns int64 tops in increasing index order.
     """
-    n = parents.shape[0]
-    children: list[list[int]] = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[int(parents[i])].append(i)
+    children = child_lists(parents)
     held: set[int] = set()
     for top in tops.tolist():
         if in_group[top] < 0:
@@ -335,9 +338,7 @@ def skeleton_arrays(skeleton) -> SkeletonArrays:
     reach = lengths.copy()
     for i in range(1, n):
         reach[i] += reach[parents[i]]
-    children: list[list[int]] = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[parents[i]].append(i)
+    children = child_lists(parents)
     order = np.empty(n, dtype=np.int64)
     subtree_end = np.empty(n, dtype=np.int64)
     position = np.empty(n, dtype=np.int64)
@@ -736,17 +737,9 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, tol=_DEFAULT_T
             roots = np.repeat(roots[None], frames, axis=0)
         elif roots.shape != (frames, 3):
             raise ValueError(f"root must have shape (3,) or ({frames}, 3), one per frame, got {roots.shape}")
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=frames, desc="fabrik", unit="frame", leave=False)
-    try:
+    with progress_bar(progress, frames, "fabrik", "frame") as bar:
         return solve_skeleton_sequence(skeleton, indices, np.stack(paths, axis=1), initial, roots, tol, max_iter,
                                        rigid_sub_bases, swing_limbs, None if bar is None else bar.update)
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 __all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "solve_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
