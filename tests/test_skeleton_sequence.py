@@ -176,3 +176,73 @@ def test_bad_named_paths_say_which_joint_and_frame():
         fabrik.solve_sequence(sk, {})
     with pytest.raises(ValueError, match=r"root must have shape \(3,\) or \(4, 3\)"):
         fabrik.solve_sequence(sk, {"left_tip": path}, root=np.zeros((2, 3)))
+
+
+def _wrist_path(skeleton, frames=12):
+    rest = skeleton.rest_positions()
+    return {"l_wrist": rest[skeleton.index("l_wrist")] + np.linspace(0.0, 0.35, frames)[:, None] * [1.0, 1.0, 0.3],
+            "head": np.repeat(rest[None, skeleton.index("head")], frames, axis=0)}
+
+
+@pytest.mark.parametrize("method", ["ccd", "jacobian-dls"])
+def test_other_methods_run_frame_by_frame_as_fabrik_solve(method):
+    import fabrik
+
+    body = models.humanoid()
+    paths = _wrist_path(body)
+    take = fabrik.solve_sequence(body, paths, method=method, tol=1e-4)
+    assert take.method == method and take.frames is None
+    previous = body.rest_positions()
+    for f in range(len(take.iterations)):
+        sol = fabrik.solve(body, targets={n: p[f] for n, p in paths.items()}, initial=previous, method=method,
+                           tol=1e-4)
+        np.testing.assert_array_equal(take.positions[f], sol.positions)
+        assert take.statuses[f] == sol.status and take.iterations[f] == sol.iterations
+        np.testing.assert_array_equal(take.effector_errors[f], [sol.effector_errors[n] for n in take.effectors])
+        previous = sol.positions
+
+
+def test_a_skeleton_with_limits_is_solved_with_them_and_carries_its_frames():
+    import fabrik
+    from fabrik.constraints import Cone
+    from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+
+    body = models.humanoid()
+    limited = body.with_constraints({"l_shoulder": Cone.circular(np.radians(10.0))})
+    paths = _wrist_path(body)
+    take = fabrik.solve_sequence(limited, paths, swing_limbs=True)
+    assert take.method == "fabrik-constrained" and take.frames.shape == (12, body.n_joints, 3, 3)
+    assert limit_violations(limited, take.positions, take.frames).max() < 1e-9
+    free = fabrik.solve_sequence(body, paths, swing_limbs=True)
+    assert limit_violations(limited, free.positions, take.frames).max() > 0.1  # the limit mattered
+    # frame by frame: each frame from the positions and joint frames the one before ended with
+    previous, frames = body.rest_positions(), None
+    for f in range(12):
+        options = {} if frames is None else {"initial_frames": frames}
+        sol = fabrik.solve(limited, targets={n: p[f] for n, p in paths.items()}, initial=previous, swing_limbs=True,
+                           **options)
+        np.testing.assert_array_equal(take.positions[f], sol.positions)
+        np.testing.assert_array_equal(take.frames[f], sol.extras["frames"])
+        previous, frames = sol.positions, sol.extras["frames"]
+    ccd = fabrik.solve_sequence(limited, paths, method="ccd")
+    assert ccd.method == "ccd-constrained" and limit_violations(limited, ccd.positions, ccd.frames).max() < 1e-9
+
+
+def test_bad_models_roots_and_options_are_named():
+    import fabrik
+
+    body = models.humanoid()
+    paths = _wrist_path(body, 3)
+    with pytest.raises(ValueError, match="takes a fabrik.Skeleton, got Chain"):
+        fabrik.solve_sequence(fabrik.Chain.from_positions(np.eye(3)), paths)
+    root = np.zeros((3, 3))
+    root[1, 2] = np.nan
+    with pytest.raises(ValueError, match="root is not finite .* frame 1"):
+        fabrik.solve_sequence(body, paths, root=root)
+    with pytest.raises(ValueError, match="root must be a point"):
+        fabrik.solve_sequence(body, paths, root="abc")
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        fabrik.solve_sequence(body, paths, method="nope")
+    with pytest.raises(ValueError, match="takes no options"):
+        fabrik.solve_sequence(body, paths, damping=0.1)
+    assert fabrik.solve_sequence(body, paths, max_iter=None).method == "fabrik"

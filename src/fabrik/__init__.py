@@ -15,7 +15,7 @@ from fabrik.model.chain import Chain
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
 from fabrik.solvers.result import SequenceSolution
-from fabrik.solvers.skeleton_fabrik import solve_sequence
+from fabrik.solvers.sequence import solve_sequence
 from fabrik.io.bvh import BVHError, load_bvh, save_bvh
 from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.constraints import Cone, Hinge, Twist

@@ -9,9 +9,11 @@ import numpy as np
 
 #: Why a solve stopped. ``reached``: the end effector(s) within ``tol`` of the target(s);
 #: ``unreachable``: the target is out of the model's reach and the model is as close as it can
-#: get (a chain stretched straight at it); ``stalled``: the effector stopped making progress (it
-#: moved less than ``tol`` in one iteration and the error stopped falling) without reaching the
-#: target; ``max_iterations``: the iteration cap came first.
+#: get (a chain stretched straight at it, or folded towards a target inside its inner reach;
+#: for an unconstrained chain, within ``tol`` of that closest distance); ``stalled``: the
+#: effector stopped making progress (it moved less than ``tol`` in one iteration and the error
+#: stopped falling) without reaching the target, or short of the closest an out-of-reach target
+#: allows; ``max_iterations``: the iteration cap came first.
 STATUSES = ("reached", "unreachable", "stalled", "max_iterations")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -62,6 +64,8 @@ class SequenceSolution(NamedTuple):
         status_codes: (F,) int64 index of each frame's status in ``STATUSES``.
         method: the name of the method that produced it.
         effectors: the names of the targeted joints, in the order of ``effector_errors``' columns.
+        frames: (F, n, 3, 3) float64 joint frames per frame for the constrained methods (the
+            ``extras["frames"]`` of each frame's ``Solution``), else None.
     """
 
     positions: np.ndarray
@@ -70,6 +74,7 @@ class SequenceSolution(NamedTuple):
     status_codes: np.ndarray
     method: str = "fabrik"
     effectors: tuple[str, ...] = ()
+    frames: np.ndarray | None = None
 
     @property
     def statuses(self) -> tuple[str, ...]:

@@ -28,7 +28,6 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from fabrik._progress import progress_bar
 from fabrik._validation import as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton, fabrik_skeleton_frames
 from fabrik.kernels.vec import all_finite3
@@ -681,66 +680,5 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     return SequenceSolution(out, iterations, errors, codes, "fabrik", tuple(skeleton.names[j] for j in idx.tolist()))
 
 
-def solve_sequence(skeleton, targets, initial=None, root=None, *, tol=_DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
-                   rigid_sub_bases: bool | str = False, swing_limbs: bool = False,
-                   progress: bool = False) -> SequenceSolution:
-    """Multi-end-effector FABRIK over a take: every frame solved from the answer of the frame
-    before, the whole take in one compiled loop (``solve_skeleton_sequence`` with joint names).
-
-    Args:
-        skeleton: a ``fabrik.Skeleton``.
-        targets: ``{joint_name: path}``, each path an (F, 3) array of the joint's goal in every
-            frame (the same F for all; names or integer joint indices as keys).
-        initial: (n, 3) the start pose of the first frame; default the rest pose. Never written.
-        root: the fixed root, (3,) for every frame or (F, 3) per frame; default the root joint's
-            target where it has one, else ``initial[0]``.
-        tol, max_iter, rigid_sub_bases, swing_limbs: as for ``fabrik.solve(skeleton, ...)``.
-        progress: show a progress bar (tqdm) over the frames.
-
-    Returns:
-        ``SequenceSolution``: positions (F, n, 3), iterations (F,), effector_errors (F, k) with
-        columns in the order of ``targets`` (names in ``effectors``), status_codes (F,).
-
-    Raises:
-        ValueError: an unknown joint (listing the joints), a path of the wrong shape or with a NaN
-            or inf (naming the joint and the frame), paths of different lengths, a bad
-            ``initial`` or ``root``.
-    """
-    if not isinstance(targets, Mapping) or len(targets) == 0:
-        raise ValueError("targets must be a non-empty mapping {joint_name: (F, 3) path}")
-    paths = []
-    for key, value in targets.items():
-        try:
-            path = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"targets[{key!r}] must be an (F, 3) array of numbers") from None
-        if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
-            raise ValueError(f"targets[{key!r}] must have shape (F, 3) with F >= 1, got {path.shape}")
-        if path.shape[0] != (paths[0].shape[0] if paths else path.shape[0]):
-            raise ValueError(f"targets[{key!r}] has {path.shape[0]} frames, the targets before it "
-                             f"{paths[0].shape[0]}; every path needs the same number")
-        bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
-        if bad.size:
-            raise ValueError(f"targets[{key!r}] is not finite (NaN or inf) in frame {int(bad[0])}")
-        paths.append(path)
-    arrays = skeleton_arrays(skeleton)
-    indices, _, _ = target_arrays(skeleton, dict(zip(targets, (p[0] for p in paths))), arrays)
-    frames = paths[0].shape[0]
-    n = arrays.parents.shape[0]
-    initial = arrays.rest if initial is None else as_points(initial, "initial", dim=3)
-    if initial.shape[0] != n:
-        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
-    roots = None
-    if root is not None:
-        roots = np.asarray(root, dtype=np.float64)
-        if roots.shape == (3,):
-            roots = np.repeat(roots[None], frames, axis=0)
-        elif roots.shape != (frames, 3):
-            raise ValueError(f"root must have shape (3,) or ({frames}, 3), one per frame, got {roots.shape}")
-    with progress_bar(progress, frames, "fabrik", "frame") as bar:
-        return solve_skeleton_sequence(skeleton, indices, np.stack(paths, axis=1), initial, roots, tol, max_iter,
-                                       rigid_sub_bases, swing_limbs, None if bar is None else bar.update)
-
-
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "solve_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]

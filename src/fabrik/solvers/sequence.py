@@ -1,0 +1,161 @@
+"""Solving a whole take: ``fabrik.solve_sequence``, every frame started from the answer of the
+frame before (the way animation and motion-capture cleanup use IK).
+
+Plain FABRIK on a skeleton without limits runs the take in one compiled loop
+(``fabrik.solvers.skeleton_fabrik.solve_skeleton_sequence``); every other method, and every
+method on a skeleton with joint limits (``<method>-constrained``, which also carries each frame's
+joint frames into the next so that twists stay continuous), goes frame by frame through
+``fabrik.solve`` with the same answers a hand-written loop would give.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from fabrik._progress import progress_bar
+from fabrik._validation import as_points
+from fabrik.solvers import DEFAULT_TOL, _constrained_variant, solve
+from fabrik.solvers.result import STATUSES, SequenceSolution
+from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, skeleton_arrays, solve_skeleton_sequence, target_arrays
+
+
+def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,
+                   max_iter: int | None = None, rigid_sub_bases: bool | str = False, swing_limbs: bool = False,
+                   progress: bool = False, **options) -> SequenceSolution:
+    """Solve a take: frame f's targets from ``targets``, started from frame f - 1's answer.
+
+    Args:
+        skeleton: a ``fabrik.Skeleton`` (with or without joint limits).
+        targets: ``{joint_name: path}``, each path an (F, 3) array of the joint's goal in every
+            frame (the same F for all; names or integer joint indices as keys), in the
+            skeleton's units.
+        initial: (n, 3) the start pose of the first frame; default the rest pose. Never written.
+        root: the fixed root, (3,) for every frame or (F, 3) per frame; default the root joint's
+            target where it has one, else ``initial[0]``.
+        method: any skeleton method (``fabrik.methods("skeleton")``); on a skeleton with joint
+            limits its ``-constrained`` variant, as ``fabrik.solve`` chooses.
+        tol, max_iter: as for ``fabrik.solve`` (every frame; ``max_iter`` None is the method's
+            default cap).
+        rigid_sub_bases, swing_limbs: FABRIK's tracking options (``fabrik.solve(skeleton, ...)``);
+            ``swing_limbs`` is also taken by ``fabrik-constrained``. Off by default.
+        progress: show a progress bar (tqdm) over the frames.
+        **options: the method's own options (e.g. ``damping`` for ``jacobian-dls``; for a
+            constrained method ``initial_frames`` for the first frame and ``root_rotation``).
+
+    Returns:
+        ``SequenceSolution``: positions (F, n, 3), iterations (F,), effector_errors (F, k) with
+        columns in the order of ``targets`` (names in ``effectors``), status_codes (F,), the
+        method that ran, and for a constrained method the joint frames (F, n, 3, 3).
+
+    Raises:
+        ValueError: a model that is not a skeleton, an unknown joint (listing the joints) or
+            method, a path of the wrong shape or with a NaN or inf (naming the joint and the
+            frame), paths of different lengths, a bad ``initial`` or ``root`` (naming the frame),
+            an option the method does not take, or a frame the method refuses (naming the frame).
+    """
+    from fabrik.model.skeleton import Skeleton
+
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"solve_sequence takes a fabrik.Skeleton, got {type(skeleton).__name__}; for a chain, call "
+                         "fabrik.solve once a frame with initial=<the previous solution's positions>")
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a method name (a str; fabrik.methods('skeleton') lists them), got {method!r}")
+    paths = _paths(targets)
+    frames = paths.shape[0]
+    arrays = skeleton_arrays(skeleton)
+    indices, _, _ = target_arrays(skeleton, dict(zip(targets, paths[0])), arrays)
+    n = arrays.parents.shape[0]
+    initial = arrays.rest if initial is None else as_points(initial, "initial", dim=3)
+    if initial.shape[0] != n:
+        raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
+    roots = None if root is None else _roots(root, frames)
+    if skeleton.constraints:
+        method = _constrained_variant(method, "skeleton")
+    if method == "fabrik" and not options:
+        with progress_bar(progress, frames, method, "frame") as bar:
+            return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol,
+                                           DEFAULT_MAX_ITER if max_iter is None else max_iter, rigid_sub_bases, swing_limbs,
+                                           None if bar is None else bar.update)
+    if rigid_sub_bases:
+        options["rigid_sub_bases"] = rigid_sub_bases
+    if swing_limbs:
+        options["swing_limbs"] = swing_limbs
+    return _frame_by_frame(skeleton, method, indices, paths, initial, roots, tol, max_iter, progress, options)
+
+
+def _paths(targets) -> np.ndarray:
+    """The targets' paths stacked as (F, k, 3), each checked (naming the joint and the frame)."""
+    if not isinstance(targets, Mapping) or len(targets) == 0:
+        raise ValueError("targets must be a non-empty mapping {joint_name: (F, 3) path}")
+    paths = []
+    for key, value in targets.items():
+        try:
+            path = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"targets[{key!r}] must be an (F, 3) array of numbers") from None
+        if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
+            raise ValueError(f"targets[{key!r}] must have shape (F, 3) with F >= 1, got {path.shape}")
+        if path.shape[0] != (paths[0].shape[0] if paths else path.shape[0]):
+            raise ValueError(f"targets[{key!r}] has {path.shape[0]} frames, the targets before it "
+                             f"{paths[0].shape[0]}; every path needs the same number")
+        bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
+        if bad.size:
+            raise ValueError(f"targets[{key!r}] is not finite (NaN or inf) in frame {int(bad[0])}")
+        paths.append(path)
+    return np.ascontiguousarray(np.stack(paths, axis=1))
+
+
+def _roots(root, frames: int) -> np.ndarray:
+    """``root`` as (F, 3): one point for every frame or one per frame, finite."""
+    try:
+        roots = np.asarray(root, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"root must be a point (3,) or one point per frame ({frames}, 3) of numbers, "
+                         f"got {root!r}") from None
+    if roots.shape == (3,):
+        roots = np.repeat(roots[None], frames, axis=0)
+    elif roots.shape != (frames, 3):
+        raise ValueError(f"root must have shape (3,) or ({frames}, 3), one per frame, got {roots.shape}")
+    bad = np.flatnonzero(~np.isfinite(roots).all(axis=1))
+    if bad.size:
+        raise ValueError(f"root is not finite (NaN or inf) in frame {int(bad[0])}")
+    return np.ascontiguousarray(roots)
+
+
+def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarray, initial: np.ndarray,
+                    roots: np.ndarray | None, tol, max_iter, progress: bool, options: dict) -> SequenceSolution:
+    """``solve_sequence`` through ``fabrik.solve``, one frame at a time; a constrained method
+    starts each frame from the joint frames the frame before ended with."""
+    frames, k, _ = paths.shape
+    names = [skeleton.names[j] for j in indices.tolist()]
+    carries_frames = method.endswith("-constrained")
+    positions = np.empty((frames, skeleton.n_joints, 3))
+    joint_frames = np.empty((frames, skeleton.n_joints, 3, 3)) if carries_frames else None
+    iterations = np.zeros(frames, dtype=np.int64)
+    errors = np.zeros((frames, k))
+    codes = np.zeros(frames, dtype=np.int64)
+    previous = initial
+    with progress_bar(progress, frames, method, "frame") as bar:
+        for f in range(frames):
+            try:
+                sol = solve(skeleton, targets=dict(zip(names, paths[f])), initial=previous,
+                            root=None if roots is None else roots[f], method=method, tol=tol, max_iter=max_iter,
+                            **options)
+            except ValueError as exc:
+                if f == 0:  # the method, its options or the first frame: as fabrik.solve words it
+                    raise
+                raise ValueError(f"frame {f}: {exc}") from None
+            previous = positions[f] = sol.positions
+            iterations[f] = sol.iterations
+            errors[f] = [sol.effector_errors[name] for name in names]
+            codes[f] = STATUSES.index(sol.status)
+            if carries_frames:
+                options["initial_frames"] = joint_frames[f] = sol.extras["frames"]
+            if bar is not None:
+                bar.update(1)
+    return SequenceSolution(positions, iterations, errors, codes, method, tuple(names), joint_frames)
+
+
+__all__ = ["solve_sequence"]
