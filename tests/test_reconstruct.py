@@ -354,3 +354,37 @@ def test_bones_that_change_length_in_position_channels_are_refused(tmp_path):
     save_bvh(path, skel, moving)
     with pytest.raises(ValueError, match="'Spine' moves relative to its parent 'Hips'"):
         reconstruct_file(path, methods=["fabrik"])
+
+
+@needs_skeleton_fabrik
+def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_path, capsys):
+    """With joint limits --out holds fabrik-constrained's poses (the limits the user asked for),
+    --out-method writes any method's, run even when --methods leaves it out, and --out's folder
+    is made before the solving."""
+    from fabrik.cli import main
+
+    skel, motion = sample_walk(n_frames=12)
+    src = tmp_path / "walk.bvh"
+    save_bvh(src, skel, motion)
+    out = tmp_path / "new" / "deeper" / "lim.bvh"
+    report, _, _ = reconstruct_file(src, methods=["fabrik"], constraints="humanoid", out=out)
+    assert report.out_method == "fabrik-constrained" and report.to_json()["out_method"] == "fabrik-constrained"
+    s2, m2 = load_bvh(out)
+    limited = report.result("fabrik-constrained").positions
+    # the rotations fitted to the limited poses (which do not hold this pelvis's and chest's
+    # children rigid, so the file is off them by out_max_error)
+    fitted = reconstruction_motion(skel, motion, limited).world_positions(skel)
+    assert np.max(np.abs(m2.world_positions(s2) - fitted)) < 1e-6 * skel.height()
+    assert report.out_max_error == pytest.approx(np.linalg.norm(fitted - limited, axis=2).max(), abs=1e-6)
+    assert np.max(np.abs(limited - report.result("fabrik").positions)) > 1e-3 * skel.height()  # a different row
+    rc = main(["reconstruct", str(src), "--methods", "fabrik", "--out-method", "ccd", "--out", str(tmp_path / "c.bvh")])
+    assert rc == 0 and "wrote" in capsys.readouterr().out
+    ccd, _, _ = reconstruct_file(src, methods=["ccd"])
+    s3, m3 = load_bvh(tmp_path / "c.bvh")
+    fitted = reconstruction_motion(skel, motion, ccd.result("ccd").positions).world_positions(skel)
+    assert np.max(np.abs(m3.world_positions(s3) - fitted)) < 1e-6 * skel.height()
+    for argv, message in ((["--out-method", "ccd"], "--out-method needs --out"),
+                          (["--methods", ""], "names no method"), (["--effectors", " , "], "names no joint"),
+                          (["--out-method", "ccd-constrained", "--out", str(tmp_path / "x.bvh")], "needs constraints")):
+        assert main(["reconstruct", str(src), *argv]) == 2
+        assert message in capsys.readouterr().err

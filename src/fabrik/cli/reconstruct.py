@@ -28,8 +28,14 @@ def add_parser(sub) -> None:
                    help="comma-separated skeleton methods, or 'all' (default: fabrik,ccd,jacobian-transpose,"
                         "jacobian-dls,jacobian-svd-dls where available)")
     p.add_argument("--frames", metavar="START:STOP[:STEP]",
-                   help="frame range, Python slice style (e.g. 0:500, or ::40 for 3 Hz from 120 Hz)")
-    p.add_argument("--out", metavar="OUT.bvh", help="write the FABRIK reconstruction as BVH (input hierarchy)")
+                   help="frame range, Python slice style (e.g. 0:500, or ::40 for 3 Hz from 120 Hz; a range that "
+                        "starts with '-' needs '=', as in --frames=-100:)")
+    p.add_argument("--out", metavar="OUT.bvh", help="write a reconstruction as BVH with the input's hierarchy "
+                                                    "(FABRIK's, or fabrik-constrained's with --constraints; see "
+                                                    "--out-method)")
+    p.add_argument("--out-method", metavar="NAME",
+                   help="the method whose reconstruction --out writes (default fabrik, or fabrik-constrained with "
+                        "--constraints); run even when --methods leaves it out")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--tol", type=float, default=None,
                    help="solver tolerance in file units (default: 1e-3 x skeleton height)")
@@ -59,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from fabrik.solvers import methods
 
     available = methods("skeleton")
-    if args.methods:
+    if args.methods is not None:
         chosen = parse_methods(args.methods, available)
         if args.methods == "all":
             # constrained variants are added by --constraints, next to their methods
@@ -67,8 +73,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         chosen = [m for m in DEFAULT_METHODS if m in available]
     if not chosen:
-        raise ValueError("no skeleton methods are available")
-    effectors = [e.strip() for e in args.effectors.split(",") if e.strip()] if args.effectors else None
+        raise ValueError(f"--methods names no method; methods are: {', '.join(available)}, or all")
+    effectors = None
+    if args.effectors is not None:
+        effectors = [e.strip() for e in args.effectors.split(",") if e.strip()]
+        if not effectors:
+            raise ValueError("--effectors names no joint; give comma-separated joint names, or leave it out for "
+                             "every leaf")
+    if args.out_method is not None:
+        if args.out is None:
+            raise ValueError("--out-method needs --out")
+        parse_methods(args.out_method, available)
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
     needy = [m for m in chosen if m.endswith(SUFFIX)]
@@ -78,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
                                     constraints=args.constraints, rigid_sub_bases={"auto": "auto", "limbs": "limbs", "all": True, "none": False}[args.rigid_sub_bases],
                                     swing_limbs=not args.no_limb_swing,
-                                    method_options=parse_method_options(args.option))
+                                    method_options=parse_method_options(args.option), out_method=args.out_method)
     print(report.table())
     if args.out:
-        print(f"wrote {args.out} (FABRIK reconstruction)")
+        print(f"wrote {args.out} ({report.out_method} reconstruction)")
     if args.json:
         print(f"wrote {write_json(args.json, report.to_json())}")
     return 0

@@ -152,9 +152,11 @@ class ReconstructionReport:
     rigid_centres: tuple[str, ...] = ()
     #: how the file was set up for the solvers (``reconstruction_skeleton``), printed under the table
     notes: tuple[str, ...] = ()
-    #: with ``out``: the largest distance of a joint in the written file from the FABRIK row's
+    #: with ``out``: the largest distance of a joint in the written file from the written row's
     #: solution (file units; 0 to rounding when BVH rotations can hold the solved poses)
     out_max_error: float | None = None
+    #: with ``out``: the method whose poses the file holds
+    out_method: str | None = None
 
     def result(self, method: str) -> MethodResult:
         for r in self.results:
@@ -177,6 +179,7 @@ class ReconstructionReport:
             "fabrik_swing_pivots": list(self.swing_pivots),
             "fabrik_rigid_centres": list(self.rigid_centres),
             "notes": list(self.notes),
+            "out_method": self.out_method,
             "out_max_error": self.out_max_error,
             "out_max_error_rel": None if self.out_max_error is None else self.out_max_error / self.skeleton_height,
             "results": [r.to_dict() for r in self.results],
@@ -221,9 +224,9 @@ class ReconstructionReport:
                 lines.append(note)
         if self.out_max_error is not None and self.out_max_error > OUT_TOL * h:
             lines.append(f"note: the written BVH is up to {self.out_max_error:.4g} units ({self.out_max_error / h:.2g} "
-                         "of the height) from the fabrik row's poses: BVH turns all children of a joint together, "
-                         "and FABRIK moved some apart (a pelvis or chest with bones to several children); "
-                         "--rigid-sub-bases all solves with those joints rigid")
+                         f"of the height) from the {self.out_method} row's poses: BVH turns all children of a joint "
+                         "together, and the solver moved some apart (a pelvis or chest with bones to several "
+                         "children); FABRIK with --rigid-sub-bases all or auto keeps those joints rigid")
         return "\n".join(lines)
 
 
@@ -636,25 +639,36 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
 def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
                      out: str | Path | None = None, progress: bool = False, constraints=None,
                      rigid_sub_bases: bool | str = "auto", swing_limbs: bool = True,
-                     method_options: Mapping[str, Mapping] | None = None):
-    """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write the FABRIK
+                     method_options: Mapping[str, Mapping] | None = None, out_method: str | None = None):
+    """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write one method's
     reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
 
     ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping (``resolve_constraints``)
     to add the constrained variant of every method that has one, started from the first chosen
     frame's recorded joint frames.
 
+    ``out_method``: whose poses ``out`` holds; default ``"fabrik-constrained"`` when
+    ``constraints`` are given, else ``"fabrik"``. It is run even when ``methods`` leaves it out
+    (a constrained variant through its method). ``out``'s folder is made before any solving.
+
     Returns (report, skeleton, motion of the chosen frames).
     """
     from fabrik.io.bvh import load_bvh, save_bvh
 
+    if out is not None:
+        out_method = out_method or (CONSTRAINED_METHOD if constraints is not None else "fabrik")
+        if out_method.endswith(SUFFIX) and constraints is None:
+            raise ValueError(f"out_method {out_method!r} needs constraints (--constraints)")
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
     skeleton, motion = load_bvh(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     truth, world_rotations = motion.world_transforms(skeleton)
     solved, joints, notes = reconstruction_skeleton(skeleton, motion)
-    if out is not None and methods is not None and "fabrik" not in methods:
-        methods = ["fabrik", *methods]
+    if out is not None and methods is not None:
+        base = out_method[:-len(SUFFIX)] if out_method.endswith(SUFFIX) else out_method
+        if base not in methods and out_method not in methods and out_method != CONSTRAINED_METHOD:
+            methods = [*methods, base]
     limits, unplaced, initial_frames = None, [], None
     if constraints is not None:
         from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
@@ -675,11 +689,11 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
         report = replace(report, results=tuple(whole(r) for r in report.results))
     report = replace(report, notes=notes)
     if out is not None:
-        fabrik_poses = report.result("fabrik").positions
-        rec = reconstruction_motion(skeleton, motion, fabrik_poses, setup=(solved, joints, notes, world_rotations))
+        poses = report.result(out_method).positions
+        rec = reconstruction_motion(skeleton, motion, poses, setup=(solved, joints, notes, world_rotations))
         save_bvh(out, skeleton, rec)  # 9 decimals: reads back as rec to far below OUT_TOL
-        miss = float(np.linalg.norm(rec.world_positions(skeleton) - fabrik_poses, axis=2).max())
-        report = replace(report, out_max_error=miss)
+        miss = float(np.linalg.norm(rec.world_positions(skeleton) - poses, axis=2).max())
+        report = replace(report, out_max_error=miss, out_method=out_method)
     return report, skeleton, motion
 
 
