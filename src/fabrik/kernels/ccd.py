@@ -200,20 +200,25 @@ BENT = -1
 
 
 @njit(cache=True, error_model="numpy")
-def bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends):
+def bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends):
     """What a rotation-based chain solver does when its effector stalls: a chain lying straight
     on the line to a target it can still get closer to (or, for a reachable target, within
     ``NEAR_LINE`` of its shortest bone of that line) is bent (``bend``, at most three times;
-    returns ``BENT``); otherwise the status to stop with, ``UNREACHABLE`` when the target is
-    beyond the chain's reach or inside its inner reach, else ``STALLED``."""
-    # near the line counts only inside reach: stretching for an out-of-reach target, a chain is
-    # nearly straight on that line where it should be
+    returns ``BENT``); otherwise the status to stop with: ``UNREACHABLE`` when the target is
+    beyond the chain's reach (``total``) or inside its inner reach (``inner``) and the effector
+    is as close to it as the chain can come (within ``tol``), else ``STALLED``."""
+    unreachable = dist > total
+    inside = dist < inner - tol
+    unavoidable = dist - total if unreachable else (inner - dist if inside else 0.0)
+    short = err > unavoidable + tol
+    # near the line counts only within the outer reach: stretching for an out-of-reach target, a
+    # chain lies on that line where it should (and a chain folded onto the line for a target
+    # inside the inner reach is not short)
     near = 0.0 if unreachable else NEAR_LINE * shortest_bone(p, scale)
-    if (not inside_inner_reach and bends < 3 and (not unreachable or err > dist - total + tol)
-            and is_collinear_with_target(p, target, scale, near)):
+    if short and bends < 3 and is_collinear_with_target(p, target, scale, near):
         bend(p, target, scale)
         return BENT
-    return UNREACHABLE if (unreachable or inside_inner_reach) else STALLED
+    return UNREACHABLE if (unreachable or inside) and not short else STALLED
 
 
 @njit(cache=True, error_model="numpy")
@@ -279,8 +284,8 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
     last = n - 1
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
-    unreachable = dist > total
-    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
+    inner = inner_reach(bone_lengths, total)
+    reachable = inner - tol <= dist <= total
     err = dist3v(p, last, target)
     if err <= tol:
         return p, 0, err, REACHED
@@ -301,13 +306,13 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
             return p, it, err, REACHED
         drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
+            verdict = bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
                 drop = np.inf  # the trend starts again
                 continue
             # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and still_converging(err, prev_err, last_drop, older_drop, tol)):
+            if not (verdict == STALLED and reachable and still_converging(err, prev_err, last_drop, older_drop, tol)):
                 return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

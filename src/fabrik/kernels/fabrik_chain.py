@@ -99,7 +99,8 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     # direction used where two joints coincide: from the target back towards the root
     fx, fy, fz, dist = fallback_direction(root, target, TINY * scale)
-    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
+    inner = inner_reach(bone_lengths, total)
+    inside_inner_reach = dist < inner - tol
 
     if max_iter == 0:
         # no iteration: the start pose, made rigid and hung from the root as every method's is
@@ -168,16 +169,19 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
-                # Stuck on a reachable target: the straight-chain singularity of section 5.4, or
-                # a chain within rounding of it (straight or folded). Bend it and go on.
-                if not inside_inner_reach and perturbations < 3:
+                # Stuck short of where the chain can come: the straight-chain singularity of
+                # section 5.4, or a chain within rounding of it (straight or folded; a target
+                # inside the inner reach on the line of a chain folded the wrong way). Bend it
+                # and go on.
+                short = err > (inner - dist if inside_inner_reach else 0.0) + tol
+                if short and perturbations < 3:
                     bend_chain(p, target, bone_lengths, scale, fx, fy, fz, perturbations > 0)
                     perturbations += 1
                     err = dist3v(p, last, target)  # what a solve capped right here reports
                     drop = np.inf  # the trend starts again
                     continue
                 if inside_inner_reach:
-                    return p, it, err, UNREACHABLE
+                    return p, it, err, (STALLED if short else UNREACHABLE)
                 if not still_converging(err, prev_err, last_drop, older_drop, tol):
                     return p, it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the

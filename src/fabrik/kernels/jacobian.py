@@ -303,8 +303,8 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
     last = n - 1
     total, scale = chain_scale(bone_lengths)
     dist = dist3v(p, 0, target)
-    unreachable = dist > total
-    inside_inner_reach = dist < inner_reach(bone_lengths, total) - tol
+    inner = inner_reach(bone_lengths, total)
+    reachable = inner - tol <= dist <= total
     planar = is_planar(p, target)
     err = dist3v(p, last, target)
     if err <= tol:
@@ -336,13 +336,13 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
             return p, it, err, REACHED
         drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            verdict = bend_or_stop(p, target, scale, err, dist, total, tol, unreachable, inside_inner_reach, bends)
+            verdict = bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)
                 drop = np.inf  # the trend starts again
                 continue
             # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and still_converging(err, prev_err, last_drop, older_drop, tol)):
+            if not (verdict == STALLED and reachable and still_converging(err, prev_err, last_drop, older_drop, tol)):
                 return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS
