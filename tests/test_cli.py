@@ -52,6 +52,9 @@ def test_bench_chain_constrained(tmp_path, capsys):
     assert set(rows) == {"fabrik-constrained", "ccd-constrained"}
     assert rows["fabrik-constrained"]["max_violation_rad"] <= 1e-6
     assert "cone" in capsys.readouterr().out
+    # no figures for it: said, not silently skipped
+    assert main(["bench", "chain", "--constrained", "--targets", "2", "--plot", str(tmp_path / "figs")]) == 2
+    assert "--plot draws Figures 11 and 12 for the unconstrained chain" in capsys.readouterr().err
 
 
 def test_a_directory_instead_of_a_file_is_a_clear_error(tmp_path, capsys):

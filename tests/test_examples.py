@@ -28,3 +28,21 @@ def test_example_runs(name, tmp_path, monkeypatch, capsys):
     assert "nan" not in text.lower()
     if args:
         assert out.exists()
+
+
+def test_readme_code_runs_as_written(tmp_path, monkeypatch):
+    """The README's Python block, with a walk of the project's own as its ``walk.bvh``."""
+    import re
+
+    import fabrik
+    from fabrik.experiments.sample_motion import sample_walk
+
+    text = (EXAMPLES.parent / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "the README has no python block"
+    skeleton, motion = sample_walk(n_frames=30)
+    monkeypatch.chdir(tmp_path)
+    fabrik.save_bvh("walk.bvh", skeleton, motion)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert (tmp_path / "copy.bvh").exists()

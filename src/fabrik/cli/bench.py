@@ -103,6 +103,9 @@ def run_constrained_chain(args: argparse.Namespace) -> int:
 
     if args.methods not in ("fabrik", "all", "fabrik,ccd", "ccd,fabrik"):
         raise ValueError("--constrained compares constrained FABRIK and CCD; leave --methods out")
+    if args.plot:
+        raise ValueError("--plot draws Figures 11 and 12 for the unconstrained chain; --constrained prints its "
+                         "table (and --json) only")
     rows = run_constrained_bench(n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Constrained chain: 10 joints, 9 bones x 100 units, every joint a {CONE_DEG:g}-degree cone, "
           f"{args.targets} reachable targets within the limits, tol={args.tol:g}")
