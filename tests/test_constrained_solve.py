@@ -227,6 +227,8 @@ def test_oriented_target_is_matched(method, form):
     check_solution(chain, sol)
     assert sol.reached, sol
     assert sol.extras["orientation_error"] <= 1e-3
+    with pytest.raises(ValueError, match="needs a rotation, got None"):
+        fabrik.solve(chain, ([0.0, 1.5, 1.0], None))
     last = sol.positions[-1] - sol.positions[-2]
     assert np.allclose(last / np.linalg.norm(last), rot.as_matrix()[:, 1], atol=2e-3)  # +Y = last bone
 

@@ -55,7 +55,13 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         tol: absolute tolerance on the effector-to-target distance, in the model's units (>= 0).
             The loop also stops when the effector moves less than ``tol`` in one iteration.
         max_iter: iteration cap (>= 0); default depends on the method.
-        **options: method-specific parameters (see each method's documentation).
+        **options: method-specific parameters (see each method's documentation). Skeleton
+            FABRIK takes ``swing_limbs`` and ``rigid_sub_bases`` (tracking a body from frame to
+            frame: ``fabrik.solvers.skeleton_fabrik.solve_fabrik_skeleton``); the constrained
+            skeleton methods ``initial_frames``, ``root_rotation`` (and ``fabrik-constrained``
+            ``swing_limbs``); the Jacobian methods their settings (``damping``, in model units,
+            default 1.1 as in the paper: heavy for a model in metres, ``max_error_step``, ...).
+            An option the method does not take is a ValueError naming the ones it does.
 
     Returns:
         A ``Solution``; its ``positions`` never contain NaN.
@@ -77,6 +83,9 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             raise ValueError("target is required for a chain")
         dim = model._dim
         if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
+            if target[1] is None:
+                raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
+                                 "for a position target")
             options["target_rotation"] = target[1]
             target = target[0]
         target = as_point(target, "target", dim)
