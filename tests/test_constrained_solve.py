@@ -241,6 +241,22 @@ def test_oriented_target_on_unconstrained_chain_routes_to_constrained():
     assert sol.extras["orientation_error"] <= 1e-3
 
 
+def test_an_orientation_the_limits_cannot_meet_stops_on_the_best_pose_it_saw():
+    # position and orientation pull this limited planar chain back and forth for ever: it used to
+    # run to the cap (1000 iterations) and stop wherever the cycle was
+    chain = fabrik.Chain.from_positions(np.array([[0, 0], [0, 1], [0, 2], [0, 3.0]])).with_constraints(
+        {0: Cone.circular(0.5), 1: Hinge((0, 0, 1), -0.5, 0.5), 2: Twist(-0.1, 0.1)})
+    goal = ([0.5, 2.5], Rotation.from_euler("z", -20, degrees=True))
+    sol = fabrik.solve(chain, goal)
+    assert sol.status == "stalled" and sol.iterations < 1000
+    check_solution(chain, sol)
+    weight = chain.bone_lengths[-1]  # the orientation error as a distance at the last bone's tip
+    for cap in (5, 20, 60, 150):
+        other = fabrik.solve(chain, goal, max_iter=cap)
+        assert (sol.error + weight * sol.extras["orientation_error"]
+                <= other.error + weight * other.extras["orientation_error"] + 1e-12)
+
+
 @pytest.mark.parametrize("bad, msg", [(np.ones(3), "shape"), (np.zeros(4), "non-zero"), (np.eye(3) * 2, "rotation"),
                                       ("x", "Rotation"), (Rotation.random(2, random_state=1), "single")])
 def test_bad_target_rotation(bad, msg):

@@ -38,6 +38,16 @@ from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 PROGRESS_FRACTION = 0.01
+#: Iterations without the best error of an oriented target (position, plus orientation as a
+#: distance at the last bone's tip) falling by ``PROGRESS_FRACTION`` after which a solve stops,
+#: stalled (or unreachable), on the best pose it saw: position and orientation can make FABRIK
+#: cycle between poses (an orientation the limits cannot meet ran to the iteration cap, ending
+#: wherever the cycle was). Measured on the DHM arm's 100 oriented targets (tol 0.1, cap 1000):
+#: 63 reached with or without the rule, mean iterations 74.8 -> 48.0, the three that ran to the
+#: cap now stop by iteration 252 with lower errors; a window of 100 lost one target that leaves
+#: a plateau after 209 iterations. Position targets keep the plain rules: on the constrained
+#: Table 1 chain two targets leave a 50-iteration plateau and are reached after 230 and 410.
+NO_PROGRESS_WINDOW = 200
 
 
 
@@ -207,6 +217,18 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
         return p, frames, active, 0, err, oerr, REACHED
     goal = target.copy()
     perturbations = 0
+    # cycles: limits (or a target orientation they do not allow) can make FABRIK alternate
+    # between poses without ever stalling; the best pose seen, by position error plus the
+    # orientation error as a distance at the last bone's tip, is kept
+    orient_weight = lengths[last - 1] if oriented else 0.0
+    best_score = err + orient_weight * oerr
+    best_p = p.copy()
+    best_frames = frames.copy()
+    best_active = active.copy()
+    best_err = err
+    best_oerr = oerr
+    progress_ref = best_score
+    since_progress = 0
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -227,6 +249,22 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
             oerr = orientation_error(frames[last - 1], target_rot)
         if err <= tol and oerr <= orientation_tol:
             return p, frames, active, it, err, oerr, REACHED
+        score = err + orient_weight * oerr
+        if score < best_score:
+            best_score = score
+            best_p[:, :] = p
+            best_frames[:, :, :] = frames
+            best_active[:] = active
+            best_err = err
+            best_oerr = oerr
+        if score < (1.0 - PROGRESS_FRACTION) * progress_ref:
+            progress_ref = score
+            since_progress = 0
+        else:
+            since_progress += 1
+            if oriented and since_progress >= NO_PROGRESS_WINDOW:
+                return (best_p, best_frames, best_active, it, best_err, best_oerr,
+                        (UNREACHABLE if dist > total else STALLED))
         moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
         if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
                 and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
