@@ -555,3 +555,31 @@ def test_a_layout_without_channels_reads_back(tmp_path):
     save_bvh(tmp_path / "still.bvh", skel, motion)
     back_skel, back = load_bvh(tmp_path / "still.bvh")
     assert back.n_frames == 2 and back_skel.names == ("A", "A_End")
+
+
+def test_keywords_in_any_case_end_site_names_and_fast_wide_hierarchies():
+    """What other readers take: lower-case keywords and channel names, ``End site`` spelt any way
+    and with a name after it; a hierarchy of thousands of End Sites reads in linear time."""
+    text = ("hierarchy\nroot Hips\n{\n offset 0 0 0\n channels 6 xposition yposition zposition zrotation xrotation "
+            "yrotation\n joint Spine\n {\n  Offset 0 1 0\n  CHANNELS 3 ZROTATION Xrotation yrotation\n"
+            "  END SITE Head\n  {\n   OFFSET 0 1 0\n  }\n }\n End site\n {\n  OFFSET 1 0 0\n }\n}\n"
+            "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0 90 0 0\n")
+    skeleton, motion = loads_bvh(text)
+    assert skeleton.names == ("Hips", "Spine", "Spine_End", "Hips_End")
+    assert motion.layout.channels[1] == ("Zrotation", "Xrotation", "Yrotation")
+    np.testing.assert_allclose(motion.world_positions(skeleton)[0, 2], [-1.0, 1.0, 0.0], atol=1e-12)
+    many = "".join(" End Site\n {\n  OFFSET %d 1 0\n }\n" % k for k in range(3000))
+    wide, _ = loads_bvh("HIERARCHY\nROOT R\n{\n OFFSET 0 0 0\n CHANNELS 0\n" + many + "}\nMOTION\nFrames: 1\n"
+                        "Frame Time: 1\n\n")
+    assert wide.n_joints == 3001 and wide.names[-1] == "R_End3000"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("ROOT Sp}ine\n{\n OFFSET 0 0 0\n CHANNELS 0\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n", r"line 2: unexpected '}'"),
+    ("ROOT R\n{\n OFFSET 0 0 0\n CHANNELS 0\n End Site\n {\n  OFFSET 0 1e200 0\n }\n}\n",
+     r"line 8: OFFSET value 2 .* below 1e\+75"),
+    ("ROOT R\n{\n OFFSET 0 0 0\n CHANNELS 0\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n", r"declared but only"),
+])
+def test_names_with_braces_huge_offsets_and_impossible_frame_counts_are_named(text, message):
+    with pytest.raises(BVHError, match=message):
+        loads_bvh("HIERARCHY\n" + text + "MOTION\nFrames: 1000000000000\nFrame Time: 0.1\n")

@@ -24,9 +24,11 @@ What is read:
   the single-byte code page older Windows tools write names in. Files are written as UTF-8.
   Lines end at ``\n``, ``\r\n`` or ``\r`` (a DOS Ctrl-Z after the last one is ignored); tokens
   are separated by spaces and tabs; numbers are plain ASCII decimals (``-1.5``, ``.5``,
-  ``2e-05``), so ``1_000``, ``nan``, ``inf`` and other digits are refused. ``HIERARCHY``,
-  ``MOTION``, ``Frames:`` and ``Frame Time:`` are matched in any case, with blank lines between
-  them allowed.
+  ``2e-05``), so ``1_000``, ``nan``, ``inf`` and other digits are refused, as are values of
+  1e75 or more (their squares would overflow). ``HIERARCHY``, ``ROOT``, ``JOINT``, ``End
+  Site`` (a name after it is ignored), ``OFFSET``, ``CHANNELS``, the channel names, ``MOTION``,
+  ``Frames:`` and ``Frame Time:`` are matched in any case, with blank lines between them
+  allowed. A joint name is the rest of its line up to a ``{``; a ``}`` in it is an error.
 
 Anything else raises ``BVHError`` (a ``ValueError``) naming the line number and the problem:
 truncated files, missing or extra braces, unknown channel names, wrong channel counts, frame
@@ -51,6 +53,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from fabrik._validation import MAX_COORDINATE
 from fabrik.model.motion import CHANNEL_NAMES, ChannelLayout, Motion
 from fabrik.model.skeleton import Skeleton
 
@@ -77,6 +80,11 @@ _NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
 #: Token separators of the HIERARCHY: ASCII blanks only, so that a byte such as 0x85 (an ellipsis
 #: in cp1252, read as Latin-1 NEL) stays part of the joint name it is in.
 _BLANKS = re.compile(r"[ \t\x0b\x0c]+")
+#: The hierarchy's keywords in upper case -> as this reader compares them ("joint", "End site"
+#: and "end SITE" are read as other readers read them).
+_KEYWORDS = {"OFFSET": "OFFSET", "CHANNELS": "CHANNELS", "JOINT": "JOINT", "END": "End", "ROOT": "ROOT"}
+#: Channel names in lower case -> their spelling in ``CHANNEL_NAMES``.
+_CHANNELS_ANY_CASE = {c.lower(): c for c in CHANNEL_NAMES}
 
 
 def _split_lines(text: str) -> list[str]:
@@ -146,6 +154,8 @@ class _Tokens:
             self.pos += 1
         if not parts:
             raise BVHError(f"missing {expecting}", line, self.path)
+        if "}" in parts:
+            raise BVHError(f"unexpected '}}' in the {expecting} ({' '.join(parts)!r})", line, self.path)
         return " ".join(parts)
 
 
@@ -169,32 +179,43 @@ def _parse_hierarchy(tokens: _Tokens):
     channels: list[tuple[str, ...]] = []
     end_sites: set[int] = set()
     lines: list[int] = []
+
+    index_of: dict[str, int] = {}  # names -> index, so that huge hierarchies read in linear time
+    next_end: dict[str, int] = {}  # End Site name stem -> the next number to try
     path = tokens.path
 
+    def end_name(base: str, avoid: str = "") -> str:
+        """``base`` (``f"{parent}_End"``), else the first free ``base2``, ``base3``..."""
+        if base not in index_of and base != avoid:
+            return base
+        k = next_end.get(base, 2)
+        while f"{base}{k}" in index_of or f"{base}{k}" == avoid:
+            k += 1
+        next_end[base] = k + 1
+        return f"{base}{k}"
+
     tok, ln = tokens.next("'ROOT'")
-    if tok != "ROOT":
+    if tok.upper() != "ROOT":
         raise BVHError(f"expected 'ROOT' after HIERARCHY, got {tok!r}", ln, path)
 
     def block(parent: int, kind: str, line: int):
         """Parse '{ ... }' for a joint (kind 'joint') or an end site (kind 'end')."""
         index = len(names)
         if kind == "end":
-            base = f"{names[parent]}_End"
-            name, k = base, 2
-            while name in names:
-                name, k = f"{base}{k}", k + 1
+            name = end_name(f"{names[parent]}_End")
         else:
             name = tokens.rest_of_line(line, "joint name after ROOT/JOINT")
-            if name in names and names.index(name) in end_sites:
+            taken = index_of.get(name)
+            if taken is not None and taken in end_sites:
                 # the file's own joint names win over the names this reader makes up for End Sites
-                taken = names.index(name)
-                base, k = f"{names[parents[taken]]}_End", 2
-                while f"{base}{k}" in names or f"{base}{k}" == name:
-                    k += 1
-                names[taken] = f"{base}{k}"
-            if name in names:
-                raise BVHError(f"joint name {name!r} is used twice (first at line {lines[names.index(name)]})",
+                renamed = end_name(f"{names[parents[taken]]}_End", avoid=name)
+                names[taken] = renamed
+                del index_of[name]
+                index_of[renamed] = taken
+            if name in index_of:
+                raise BVHError(f"joint name {name!r} is used twice (first at line {lines[index_of[name]]})",
                                line, path)
+        index_of[name] = index
         names.append(name)
         parents.append(parent)
         offsets.append(None)
@@ -215,6 +236,7 @@ def _parse_hierarchy(tokens: _Tokens):
             tok, ln = tokens.next("a block entry")
             if tok == "}":
                 break
+            tok = _KEYWORDS.get(tok.upper(), tok)  # keywords in any case, as other readers take them
             if tok == "OFFSET":
                 if offsets[index] is not None:
                     raise BVHError(f"second OFFSET for {name!r}", ln, path)
@@ -224,6 +246,9 @@ def _parse_hierarchy(tokens: _Tokens):
                     if l2 != ln:
                         raise BVHError(f"OFFSET of {name!r} needs 3 numbers on its line, got {c}", ln, path)
                     vals.append(_number(t, ln, f"OFFSET value {c + 1} of {name!r}", path))
+                    if not abs(vals[-1]) < MAX_COORDINATE:
+                        raise BVHError(f"OFFSET value {c + 1} of {name!r} is {t}; coordinates must stay below "
+                                       f"{MAX_COORDINATE:g}", ln, path)
                 offsets[index] = tuple(vals)
             elif tok == "CHANNELS":
                 if kind == "end":
@@ -240,6 +265,7 @@ def _parse_hierarchy(tokens: _Tokens):
                 chans = []
                 for c in range(count):
                     t, l2 = tokens.next(f"channel name {c + 1} of {count}")
+                    t = _CHANNELS_ANY_CASE.get(t.lower(), t)
                     if t not in CHANNEL_NAMES:
                         if t in ("JOINT", "End", "}", "OFFSET", "CHANNELS", "{") or l2 != ln:
                             raise BVHError(f"CHANNELS of {name!r} declares {count} channels but lists {c}", ln, path)
@@ -248,7 +274,7 @@ def _parse_hierarchy(tokens: _Tokens):
                         raise BVHError(f"channel {t!r} listed twice for {name!r}", l2, path)
                     chans.append(t)
                 nxt = tokens.peek()
-                if nxt is not None and nxt[1] == ln and nxt[0] in CHANNEL_NAMES:
+                if nxt is not None and nxt[1] == ln and nxt[0].lower() in _CHANNELS_ANY_CASE:
                     raise BVHError(f"CHANNELS of {name!r} declares {count} channels but lists more", ln, path)
                 channels[index] = tuple(chans)
             elif tok == "JOINT":
@@ -259,8 +285,11 @@ def _parse_hierarchy(tokens: _Tokens):
                 if kind == "end":
                     raise BVHError("an End Site cannot contain another End Site", ln, path)
                 t, l2 = tokens.next("'Site'")
-                if t != "Site":
+                if t.upper() != "SITE":
                     raise BVHError(f"expected 'End Site', got 'End {t}'", l2, path)
+                nxt = tokens.peek()
+                if nxt is not None and nxt[1] == l2 and nxt[0] != "{":
+                    tokens.rest_of_line(l2, "End Site name")  # a name some exporters add; End Sites get ours
                 block(index, "end", ln)
             elif tok == "ROOT":
                 raise BVHError("a second ROOT inside a joint (missing '}'?)", ln, path)
@@ -273,7 +302,7 @@ def _parse_hierarchy(tokens: _Tokens):
     block(-1, "joint", ln)
     extra = tokens.peek()
     if extra is not None:
-        if extra[0] == "ROOT":
+        if extra[0].upper() == "ROOT":
             raise BVHError("files with more than one ROOT are not supported", extra[1], path)
         raise BVHError(f"unexpected {extra[0]!r} after the root's closing '}}' (an extra '}}'?)", extra[1], path)
     if len(names) < 2:
@@ -349,7 +378,10 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
     if motion_line is None:
         raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
     layout = ChannelLayout(tuple(channels), frozenset(end_sites))
-    skeleton = Skeleton.from_parents(names, parents, np.array(offsets, dtype=np.float64))
+    try:
+        skeleton = Skeleton.from_parents(names, parents, np.array(offsets, dtype=np.float64))
+    except ValueError as exc:
+        raise BVHError(f"the hierarchy: {exc}", first + 1, path) from None
 
     # MOTION header
     i = motion_line + 1
@@ -376,8 +408,9 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
     i += 1
 
-    # frame lines (the count is checked against the file before anything is allocated for it)
-    if layout.n_channels and n_frames > len(lines) - i:
+    # frame lines (the count is checked against the file before anything is allocated for it;
+    # without channels the frame lines are blank, but they are still lines)
+    if n_frames > len(lines) - i:
         found = sum(1 for line in lines[i:] if line.strip())
         raise BVHError(f"'Frames: {n_frames}' declared but only {found} frame lines found (truncated file?)",
                        len(lines), path)
@@ -402,9 +435,10 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
             bad = next((k, t) for k, t in enumerate(parts) if not _NUMBER_RE.fullmatch(t))
             raise BVHError(f"frame {f + 1}, value {bad[0] + 1}: expected a number, got {bad[1]!r}", ln + 1,
                            path) from None
-        if not np.isfinite(row).all():
-            k = int(np.flatnonzero(~np.isfinite(row))[0])
-            raise BVHError(f"frame {f + 1}, value {k + 1}: expected a finite number, got {parts[k]!r}", ln + 1, path)
+        if not (np.abs(row) < MAX_COORDINATE).all():
+            k = int(np.flatnonzero(~(np.abs(row) < MAX_COORDINATE))[0])
+            raise BVHError(f"frame {f + 1}, value {k + 1}: expected a finite number below {MAX_COORDINATE:g}, got "
+                           f"{parts[k]!r}", ln + 1, path)
         values[f] = row
         f += 1
     if f < n_frames:
@@ -527,6 +561,11 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
         raise ValueError(f"motion must be a fabrik Motion, got {type(motion).__name__}")
     if motion.n_joints != skeleton.n_joints:
         raise ValueError(f"motion has {motion.n_joints} joints but the skeleton has {skeleton.n_joints}")
+    if layout is not None and not isinstance(layout, ChannelLayout):
+        raise ValueError(f"layout must be a fabrik.model.motion.ChannelLayout (e.g. a loaded motion's "
+                         f"motion.layout) or None, got {type(layout).__name__}")
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)) or not 0 <= decimals <= 17:
+        raise ValueError(f"decimals must be a whole number from 0 to 17, got {decimals!r}")
     layout = layout or motion.layout or ChannelLayout.default(skeleton)
     layout.check_for(skeleton)
     for j, name in enumerate(skeleton.names):

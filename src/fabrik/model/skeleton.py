@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from fabrik._validation import MAX_COORDINATE
 from fabrik.model._frozen import freeze_fields
 
 
@@ -75,6 +76,11 @@ class Skeleton:
             if not 0 <= parents[i] < i:
                 raise ValueError(
                     f"joints must be in topological order: joint {i} ({self.names[i]!r}) has parent {int(parents[i])}")
+        # the sum of all offsets bounds every rest position's distance from the root
+        reach = float(np.abs(offsets).sum())
+        if not reach < MAX_COORDINATE:
+            raise ValueError(f"offsets add up to {reach:g}; coordinates must stay below {MAX_COORDINATE:g} "
+                             "(squared distances would overflow)")
         freeze_fields(self, (("parents", parents, np.int64), ("offsets", offsets, np.float64)))
 
     @classmethod

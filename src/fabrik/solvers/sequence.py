@@ -15,7 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import as_points
+from fabrik._validation import MAX_COORDINATE, as_points
 from fabrik.solvers import DEFAULT_TOL, _constrained_variant, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
 from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, skeleton_arrays, solve_skeleton_sequence, target_arrays
@@ -103,6 +103,10 @@ def _paths(targets) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
         if bad.size:
             raise ValueError(f"targets[{key!r}] is not finite (NaN or inf) in frame {int(bad[0])}")
+        bad = np.flatnonzero(~(np.abs(path) < MAX_COORDINATE).all(axis=1))
+        if bad.size:
+            raise ValueError(f"targets[{key!r}] has a coordinate of {np.abs(path[bad[0]]).max():g} in frame "
+                             f"{int(bad[0])}; coordinates must stay below {MAX_COORDINATE:g}")
         paths.append(path)
     return np.ascontiguousarray(np.stack(paths, axis=1))
 
@@ -121,6 +125,10 @@ def _roots(root, frames: int) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(roots).all(axis=1))
     if bad.size:
         raise ValueError(f"root is not finite (NaN or inf) in frame {int(bad[0])}")
+    bad = np.flatnonzero(~(np.abs(roots) < MAX_COORDINATE).all(axis=1))
+    if bad.size:
+        raise ValueError(f"root has a coordinate of {np.abs(roots[bad[0]]).max():g} in frame {int(bad[0])}; "
+                         f"coordinates must stay below {MAX_COORDINATE:g}")
     return np.ascontiguousarray(roots)
 
 

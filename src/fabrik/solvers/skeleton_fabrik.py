@@ -28,7 +28,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from fabrik._validation import as_point, as_points, check_max_iter, check_tol
+from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton, fabrik_skeleton_frames
 from fabrik.kernels.vec import all_finite3
 from fabrik.solvers.registry import register
@@ -397,7 +397,7 @@ def target_arrays(skeleton, targets, arrays: SkeletonArrays | None = None) -> tu
         raise ValueError("targets: the same joint is given twice (by name and by index)")
     try:
         positions = np.array(list(targets.values()), dtype=np.float64)
-        good = positions.shape == (len(targets), 3) and bool(np.isfinite(positions).all())
+        good = positions.shape == (len(targets), 3) and bool(np.abs(positions).max() < MAX_COORDINATE)
     except (TypeError, ValueError):
         good = False
     if not good:
