@@ -100,13 +100,7 @@ def _paths(targets) -> np.ndarray:
         if path.shape[0] != (paths[0].shape[0] if paths else path.shape[0]):
             raise ValueError(f"targets[{key!r}] has {path.shape[0]} frames, the targets before it "
                              f"{paths[0].shape[0]}; every path needs the same number")
-        bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
-        if bad.size:
-            raise ValueError(f"targets[{key!r}] is not finite (NaN or inf) in frame {int(bad[0])}")
-        bad = np.flatnonzero(~(np.abs(path) < MAX_COORDINATE).all(axis=1))
-        if bad.size:
-            raise ValueError(f"targets[{key!r}] has a coordinate of {np.abs(path[bad[0]]).max():g} in frame "
-                             f"{int(bad[0])}; coordinates must stay below {MAX_COORDINATE:g}")
+        _check_frames(path, f"targets[{key!r}]")
         paths.append(path)
     return np.ascontiguousarray(np.stack(paths, axis=1))
 
@@ -122,14 +116,20 @@ def _roots(root, frames: int) -> np.ndarray:
         roots = np.repeat(roots[None], frames, axis=0)
     elif roots.shape != (frames, 3):
         raise ValueError(f"root must have shape (3,) or ({frames}, 3), one per frame, got {roots.shape}")
-    bad = np.flatnonzero(~np.isfinite(roots).all(axis=1))
-    if bad.size:
-        raise ValueError(f"root is not finite (NaN or inf) in frame {int(bad[0])}")
-    bad = np.flatnonzero(~(np.abs(roots) < MAX_COORDINATE).all(axis=1))
-    if bad.size:
-        raise ValueError(f"root has a coordinate of {np.abs(roots[bad[0]]).max():g} in frame {int(bad[0])}; "
-                         f"coordinates must stay below {MAX_COORDINATE:g}")
+    _check_frames(roots, "root")
     return np.ascontiguousarray(roots)
+
+
+def _check_frames(points: np.ndarray, name: str) -> None:
+    """Raise a ValueError naming ``name`` and the first frame (row of the (F, 3) ``points``)
+    with a NaN, an inf or a coordinate too large to square."""
+    bad = np.flatnonzero(~(np.abs(points) < MAX_COORDINATE).all(axis=1))
+    if bad.size:
+        row = points[bad[0]]
+        if not np.isfinite(row).all():
+            raise ValueError(f"{name} is not finite (NaN or inf) in frame {int(bad[0])}")
+        raise ValueError(f"{name} has a coordinate of {np.abs(row).max():g} in frame {int(bad[0])}; coordinates "
+                         f"must stay below {MAX_COORDINATE:g}")
 
 
 def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarray, initial: np.ndarray,
