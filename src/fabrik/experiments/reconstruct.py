@@ -233,73 +233,38 @@ class ReconstructionReport:
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
                 max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, options: Mapping | None = None):
-    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), statuses,
+    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), reached (F,),
     seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
-    frames for ``fabrik-constrained`` (whose frames are carried from frame to frame). ``options``:
-    the method's own options (not for the FABRIK rows, whose settings are the two before)."""
-    import fabrik.solvers as solvers
+    frames for the constrained methods (whose frames are carried from frame to frame). ``options``:
+    the method's own options (not for the FABRIK rows, whose settings are the two before). Plain
+    FABRIK runs the take in one compiled loop, the others frame by frame
+    (``fabrik.solvers.sequence``)."""
+    from fabrik.solvers.sequence import _frame_by_frame
 
-    F, n, _ = truth.shape
-    out = np.empty_like(truth)
-    iterations = np.empty(F, dtype=np.int64)
-    reached = np.zeros(F, dtype=bool)
     targets_all = np.ascontiguousarray(truth[:, eff])
     roots = np.ascontiguousarray(truth[:, 0])
-    names = [skeleton.names[j] for j in eff]
-    frames_out = None
-    options = dict(options or {})
-
-    if method.endswith(SUFFIX):
-        from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER
-        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose, solve_skeleton_constrained_arrays
-        from fabrik.solvers.skeleton_methods_constrained import solve_constrained_arrays
-
-        frames_out = np.empty((F, n, 3, 3))
-        state = {"frames": np.ascontiguousarray(initial_frames if initial_frames is not None
-                                                else frames_from_pose(skeleton, truth[0]), dtype=np.float64)}
-        first_frames = state["frames"]
-        if method == CONSTRAINED_METHOD:
-            cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
-
-            def solve_frame(f, prev):
-                return solve_skeleton_constrained_arrays(skeleton, eff, targets_all[f], prev, state["frames"],
-                                                         roots[f], tol, cap, swing_limbs=swing_limbs)
-        else:
-            def solve_frame(f, prev):
-                return solve_constrained_arrays(method, skeleton, eff, targets_all[f], prev, state["frames"],
-                                                roots[f], tol, max_iter, **options)
-
-        def one(f, prev):
-            sol = solve_frame(f, prev)
-            state["frames"] = sol.extras["frames"]
-            frames_out[f] = state["frames"]
-            return sol
-    elif method == "fabrik":
+    if method == "fabrik":
         return _fabrik_sequence(skeleton, truth, targets_all, roots, eff, tol, max_iter, progress, desc,
                                 rigid_sub_bases, swing_limbs)
-    else:
-        def one(f, prev):
-            return solvers.solve(skeleton, targets=dict(zip(names, targets_all[f])), initial=prev, root=roots[f],
-                                 method=method, tol=tol, max_iter=max_iter, **options)
+    options = dict(options or {})
+    if method.endswith(SUFFIX):
+        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose
 
+        options["initial_frames"] = np.ascontiguousarray(initial_frames if initial_frames is not None
+                                                         else frames_from_pose(skeleton, truth[0]), dtype=np.float64)
+        if method == CONSTRAINED_METHOD:
+            options["swing_limbs"] = swing_limbs
     first = np.ascontiguousarray(truth[0])
-    one(0, first)  # warm-up: compile outside the timed loop
-    if frames_out is not None:
-        state["frames"] = first_frames
-    prev = first
-    step = max(1, F // 100)
-    with progress_bar(progress, F, desc, "frame") as bar:
-        t0 = time.perf_counter()
-        for f in range(F):
-            sol = one(f, prev)
-            prev = sol.positions
-            out[f] = prev
-            iterations[f] = sol.iterations
-            reached[f] = sol.status == "reached"
-            if bar is not None and (f + 1) % step == 0:
-                bar.update(step)
-        seconds = time.perf_counter() - t0
-    return out, iterations, reached, seconds, frames_out
+
+    def run(stop, show=False):
+        return _frame_by_frame(skeleton, method, eff, targets_all[:stop], first, roots[:stop], tol, max_iter, show,
+                               options, desc)
+
+    run(1)  # warm-up: compile outside the timed run
+    t0 = time.perf_counter()
+    result = run(truth.shape[0], progress)
+    seconds = time.perf_counter() - t0
+    return result.positions, result.iterations, result.reached, seconds, result.frames
 
 
 def _fabrik_sequence(skeleton: Skeleton, truth: np.ndarray, targets_all: np.ndarray, roots: np.ndarray, eff: np.ndarray,

@@ -132,11 +132,58 @@ def _check_frames(points: np.ndarray, name: str) -> None:
                          f"must stay below {MAX_COORDINATE:g}")
 
 
+def frame_solver(skeleton, method: str, indices: np.ndarray, tol, max_iter, options: Mapping):
+    """One frame of a take: a function ``(targets (k, 3), previous (n, 3), root (3,) or None,
+    frames (n, 3, 3) or None) -> Solution`` solving ``skeleton`` with ``method`` for the joints
+    ``indices``, from the previous frame's positions (and, for a constrained method, its joint
+    frames; None on the first frame: ``options["initial_frames"]`` or frames derived from the
+    pose). Constrained methods run on arrays (``solve_skeleton_constrained_arrays``,
+    ``solve_constrained_arrays``: the per-frame checks done once here); the others through
+    ``fabrik.solve``. The method name and its options are checked before any frame."""
+    from fabrik.solvers.registry import lookup
+    from fabrik.solvers.skeleton_fabrik import check_options
+
+    lookup(method, "skeleton")
+    options = dict(options)
+    first_frames = options.pop("initial_frames", None)
+    if method == "fabrik-constrained":
+        from fabrik.solvers.skeleton_fabrik_constrained import _OPTIONS, solve_skeleton_constrained_arrays
+
+        check_options(method, options, _OPTIONS)
+        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
+        root_rotation = options.get("root_rotation")
+        swing_limbs = options.get("swing_limbs", False)
+
+        def one(targets, previous, root, frames):
+            return solve_skeleton_constrained_arrays(skeleton, indices, targets, previous,
+                                                     first_frames if frames is None else frames, root, tol, cap,
+                                                     root_rotation, swing_limbs)
+    elif method.endswith("-constrained"):
+        from fabrik.solvers.skeleton_methods_constrained import solve_constrained_arrays
+
+        def one(targets, previous, root, frames):
+            return solve_constrained_arrays(method, skeleton, indices, targets, previous,
+                                            first_frames if frames is None else frames, root, tol, max_iter,
+                                            **options)
+    else:
+        if first_frames is not None:
+            options["initial_frames"] = first_frames  # the method says it takes no such option
+        names = [skeleton.names[j] for j in indices.tolist()]
+
+        def one(targets, previous, root, frames):
+            return solve(skeleton, targets=dict(zip(names, targets)), initial=previous, root=root, method=method,
+                         tol=tol, max_iter=max_iter, **options)
+    return one
+
+
 def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarray, initial: np.ndarray,
-                    roots: np.ndarray | None, tol, max_iter, progress: bool, options: dict) -> SequenceSolution:
-    """``solve_sequence`` through ``fabrik.solve``, one frame at a time; a constrained method
-    starts each frame from the joint frames the frame before ended with."""
+                    roots: np.ndarray | None, tol, max_iter, progress: bool, options: Mapping,
+                    desc: str | None = None) -> SequenceSolution:
+    """``solve_sequence`` one frame at a time (``frame_solver``); a constrained method starts each
+    frame from the joint frames the frame before ended with. ``desc``: the progress bar's label
+    (default the method)."""
     frames, k, _ = paths.shape
+    one = frame_solver(skeleton, method, indices, tol, max_iter, options)
     names = [skeleton.names[j] for j in indices.tolist()]
     carries_frames = method.endswith("-constrained")
     positions = np.empty((frames, skeleton.n_joints, 3))
@@ -144,15 +191,14 @@ def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarra
     iterations = np.zeros(frames, dtype=np.int64)
     errors = np.zeros((frames, k))
     codes = np.zeros(frames, dtype=np.int64)
-    previous = initial
-    with progress_bar(progress, frames, method, "frame") as bar:
+    previous, previous_frames = initial, None
+    step = max(1, frames // 100)
+    with progress_bar(progress, frames, desc or method, "frame") as bar:
         for f in range(frames):
             try:
-                sol = solve(skeleton, targets=dict(zip(names, paths[f])), initial=previous,
-                            root=None if roots is None else roots[f], method=method, tol=tol, max_iter=max_iter,
-                            **options)
+                sol = one(paths[f], previous, None if roots is None else roots[f], previous_frames)
             except ValueError as exc:
-                if f == 0:  # the method, its options or the first frame: as fabrik.solve words it
+                if f == 0:  # the first frame's own input: as fabrik.solve words it
                     raise
                 raise ValueError(f"frame {f}: {exc}") from None
             previous = positions[f] = sol.positions
@@ -160,10 +206,10 @@ def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarra
             errors[f] = [sol.effector_errors[name] for name in names]
             codes[f] = STATUSES.index(sol.status)
             if carries_frames:
-                options["initial_frames"] = joint_frames[f] = sol.extras["frames"]
-            if bar is not None:
-                bar.update(1)
+                previous_frames = joint_frames[f] = sol.extras["frames"]
+            if bar is not None and ((f + 1) % step == 0 or f + 1 == frames):
+                bar.update((f + 1) - bar.n)
     return SequenceSolution(positions, iterations, errors, codes, method, tuple(names), joint_frames)
 
 
-__all__ = ["solve_sequence"]
+__all__ = ["solve_sequence", "frame_solver"]
