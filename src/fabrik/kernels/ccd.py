@@ -17,7 +17,7 @@ from numba import njit
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled,
-                                      still_converging)
+                                      still_converging, unavoidable_error)
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -209,8 +209,7 @@ def bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends):
     is as close to it as the chain can come (within ``tol``), else ``STALLED``."""
     unreachable = dist > total
     inside = dist < inner - tol
-    unavoidable = dist - total if unreachable else (inner - dist if inside else 0.0)
-    short = err > unavoidable + tol
+    short = err > unavoidable_error(dist, total, inner, tol) + tol
     # near the line counts only within the outer reach: stretching for an out-of-reach target, a
     # chain lies on that line where it should (and a chain folded onto the line for a target
     # inside the inner reach is not short)

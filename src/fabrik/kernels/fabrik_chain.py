@@ -12,7 +12,7 @@ from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, cha
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move,
-                                      still_converging)
+                                      still_converging, unavoidable_error)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -173,7 +173,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 # section 5.4, or a chain within rounding of it (straight or folded; a target
                 # inside the inner reach on the line of a chain folded the wrong way). Bend it
                 # and go on.
-                short = err > (inner - dist if inside_inner_reach else 0.0) + tol
+                short = err > unavoidable_error(dist, total, inner, tol) + tol
                 if short and perturbations < 3:
                     bend_chain(p, target, bone_lengths, scale, fx, fy, fz, perturbations > 0)
                     perturbations += 1

@@ -21,6 +21,19 @@ PROGRESS_FRACTION = 0.01
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def unavoidable_error(dist, total, inner, tol):
+    """The closest a chain of total length ``total`` and inner reach ``inner`` (its root-to-
+    effector distance lies in [inner, total]) can bring its effector to a target ``dist`` from its
+    root: ``dist - total`` beyond the reach, ``inner - dist`` more than ``tol`` inside the inner
+    reach, else 0."""
+    if dist > total:
+        return dist - total
+    if dist < inner - tol:
+        return inner - dist
+    return 0.0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def still_converging(err, prev_err, last_drop, older_drop, tol):
     """True when a slow error is still on course to reach ``tol`` (for a reachable target).
 
