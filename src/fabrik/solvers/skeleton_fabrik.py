@@ -504,21 +504,31 @@ def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAU
     Returns:
         ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
         ``error`` the largest of them, ``iterations`` and ``status``; ``extras["released_groups"]``
-        names the centres of the rigid groups the solve released (a tuple, empty when none).
+        names the centres of the rigid groups the solve released (a tuple, empty when none), and
+        ``extras["effector_error_array"]`` holds the errors as a (k,) array in target order.
     """
     check_options("fabrik", options)
-    arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    arrays, indices, positions, _, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    return _solve(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol),
+                  DEFAULT_MAX_ITER if max_iter is None else int(max_iter), rigid_sub_bases, swing_limbs)
+
+
+def _solve(skeleton, arrays: "SkeletonArrays", idx, pos, initial, root, root_from_target: bool, tol: float,
+           max_iter: int, rigid_sub_bases, swing_limbs: bool) -> Solution:
+    """One kernel call on checked inputs, and its ``Solution`` (errors by joint name, and as an
+    array in ``extras["effector_error_array"]``; the released groups' centres)."""
     groups = rigid_group_arrays(arrays, rigid_sub_bases)
     released = np.zeros_like(groups[-1])
     out, iterations, errors, code = fabrik_skeleton(
-        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, indices, positions, initial, root,
-        root_from_target, float(tol), DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-        *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
+        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, initial, root, root_from_target,
+        tol, max_iter, *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
     if code < 0:
-        raise_kernel_error(code, skeleton, indices)
+        raise_kernel_error(code, skeleton, idx)
+    names = skeleton.names
     err = errors.tolist()
-    return Solution(out, iterations, max(err), STATUSES[code], "fabrik", dict(zip(names, err)),
-                    {"released_groups": released_centres(skeleton, groups[0], released)})
+    return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
+                    {names[j]: e for j, e in zip(idx.tolist(), err)},
+                    {"effector_error_array": errors, "released_groups": released_centres(skeleton, groups[0], released)})
 
 
 def released_centres(skeleton, group_of, released) -> tuple[str, ...]:
@@ -587,18 +597,8 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
     arrays = getattr(skeleton, _CACHE_ATTR, None) or skeleton_arrays(skeleton)
     idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
                                                      initial, root)
-    groups = rigid_group_arrays(arrays, rigid_sub_bases)
-    released = np.zeros_like(groups[-1])
-    out, iterations, errors, code = fabrik_skeleton(
-        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, p0, r, root_from_target,
-        check_tol(tol), check_max_iter(max_iter), *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
-    if code < 0:
-        raise_kernel_error(code, skeleton, idx)
-    names = skeleton.names
-    err = errors.tolist()
-    return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
-                    {names[j]: e for j, e in zip(idx.tolist(), err)},
-                    {"effector_error_array": errors, "released_groups": released_centres(skeleton, groups[0], released)})
+    return _solve(skeleton, arrays, idx, pos, p0, r, root_from_target, check_tol(tol), check_max_iter(max_iter),
+                  rigid_sub_bases, swing_limbs)
 
 
 def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial, roots=None, tol=_DEFAULT_TOL,
