@@ -499,6 +499,8 @@ def test_chains_started_folded_onto_the_root_reach_reachable_targets():
     (lambda: Chain.straight(3, dim=1), "dim"),
     (lambda: Chain.straight(3, axis=3), "axis"),
     (lambda: Chain.straight(3, float("inf")), "bone_length"),
+    (lambda: Chain.straight(3, bone_length=None), "bone_length"),
+    (lambda: Chain.straight(3, bone_length="1"), "bone_length"),
     (lambda: Chain.straight("3"), "n_joints"),
     (lambda: Chain.straight(3.5), "n_joints"),
 ])

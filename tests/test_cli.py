@@ -69,3 +69,36 @@ def test_python_dash_m_fabrik_runs_the_cli():
 
     out = subprocess.run([sys.executable, "-m", "fabrik", "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "fabrik" in (out.stdout + out.stderr)
+
+
+def test_unwritable_outputs_fail_before_any_solving(tmp_path, capsys, monkeypatch):
+    """A --json or --out that cannot be written is refused at once, naming the option (it used to
+    fail only after the whole run)."""
+    import fabrik.experiments.reconstruct as rec
+    import fabrik.experiments.table1 as table1
+
+    def never(*args, **kwargs):
+        raise AssertionError("solved before checking its outputs")
+
+    monkeypatch.setattr(table1, "run_table1", never)
+    monkeypatch.setattr(rec, "reconstruct_file", never)
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    cases = [
+        (["bench", "chain", "--json", str(a_file / "t.json")], "--json"),
+        (["bench", "chain", "--json", str(tmp_path)], "is a folder"),
+        (["bench", "chain", "--plot", str(a_file)], "--plot"),
+        (["reconstruct", "walk.bvh", "--json", str(a_file / "r.json")], "--json"),
+        (["reconstruct", "walk.bvh", "--out", str(a_file / "r.bvh")], "--out"),
+    ]
+    for argv, words in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (argv, err)
+
+
+def test_a_method_named_twice_runs_once(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    assert main(["bench", "chain", "--targets", "3", "--methods", "fabrik, ccd,fabrik", "--json", str(path)]) == 0
+    methods = [r["method"] for r in json.loads(path.read_text())["results"]]
+    assert methods.count("fabrik") == 2 and methods.count("ccd") == 2  # reachable and unreachable rows

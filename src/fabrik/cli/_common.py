@@ -15,6 +15,21 @@ def write_json(path: str | Path, payload: dict) -> Path:
     return path
 
 
+def prepare_output(path: str | Path | None, option: str, *, folder: bool = False) -> None:
+    """Make ``path``'s folder (or, with ``folder``, ``path`` itself) before any long run, so that a
+    path that cannot be written fails at once, naming ``option``, not after minutes of solving."""
+    if path is None:
+        return
+    path = Path(path)
+    target = path if folder else path.parent
+    if not folder and path.is_dir():
+        raise ValueError(f"{option} {str(path)!r} is a folder; give a file name")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ValueError(f"{option} {str(path)!r}: {str(target)!r} is a file, not a folder") from None
+
+
 def show_progress() -> bool:
     """Progress bars only when stderr is a terminal (quiet in CI and pipes)."""
     return sys.stderr.isatty()
@@ -24,7 +39,7 @@ def parse_methods(text: str, available: list[str]) -> list[str]:
     """``"all"`` or a comma list of method names, checked against ``available``."""
     if text == "all":
         return available
-    names = [m.strip() for m in text.split(",") if m.strip()]
+    names = list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))  # each once, in order
     unknown = [m for m in names if m not in available]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; methods are: {', '.join(available)}, or all")

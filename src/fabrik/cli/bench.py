@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fabrik.cli._common import parse_methods, show_progress, write_json
+from fabrik.cli._common import parse_methods, prepare_output, show_progress, write_json
 
 
 def _benchmark_methods() -> list[str]:
@@ -57,6 +57,8 @@ def run_chain(args: argparse.Namespace) -> int:
     if args.constrained:
         return run_constrained_chain(args)
     chosen = parse_methods(args.methods, _benchmark_methods())
+    prepare_output(args.json, "--json")
+    prepare_output(args.plot, "--plot", folder=True)
     rows, runs = run_table1(chosen, n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Table 1: 10-joint chain (9 bones x 100 units), {args.targets} targets per set, tol={args.tol:g}")
     print(format_table(rows))
@@ -81,6 +83,8 @@ def run_tracking_cmd(args: argparse.Namespace) -> int:
     if args.max_iter is not None and args.max_iter < 1:
         raise ValueError(f"--max-iter must be >= 1, got {args.max_iter}")
     chosen = parse_methods(args.methods, _benchmark_methods())
+    prepare_output(args.json, "--json")
+    prepare_output(args.plot, "--plot", folder=True)
     rows, runs = run_tracking(chosen, n_steps=args.steps, tol=args.tol, max_iter=args.max_iter,
                               progress=show_progress())
     cap = "" if args.max_iter is None else f", at most {args.max_iter} iterations a step"
@@ -106,6 +110,7 @@ def run_constrained_chain(args: argparse.Namespace) -> int:
     if args.plot:
         raise ValueError("--plot draws Figures 11 and 12 for the unconstrained chain; --constrained prints its "
                          "table (and --json) only")
+    prepare_output(args.json, "--json")
     rows = run_constrained_bench(n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Constrained chain: 10 joints, 9 bones x 100 units, every joint a {CONE_DEG:g}-degree cone, "
           f"{args.targets} reachable targets within the limits, tol={args.tol:g}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from fabrik.cli._common import parse_method_options, parse_methods, show_progress, write_json
+from fabrik.cli._common import parse_method_options, parse_methods, prepare_output, show_progress, write_json
 
 
 def add_parser(sub) -> None:
@@ -86,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         parse_methods(args.out_method, available)
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
+    prepare_output(args.json, "--json")
+    prepare_output(args.out, "--out")
     needy = [m for m in chosen if m.endswith(SUFFIX)]
     if args.constraints is None and needy:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")

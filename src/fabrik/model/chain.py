@@ -89,14 +89,18 @@ class Chain:
             raise ValueError(f"n_joints must be a whole number, got {n_joints!r}") from None
         if n_joints < 2:
             raise ValueError(f"n_joints must be >= 2, got {n_joints}")
-        if isinstance(bone_length, (str, bytes)) or not 0 < float(bone_length) < math.inf:
+        try:
+            length = float(bone_length) if not isinstance(bone_length, (str, bytes)) else math.nan
+        except (TypeError, ValueError):
+            length = math.nan
+        if not 0 < length < math.inf:
             raise ValueError(f"bone_length must be a finite number > 0, got {bone_length!r}")
         if dim not in (2, 3):
             raise ValueError(f"dim must be 2 or 3, got {dim!r}")
         if axis not in range(dim):
             raise ValueError(f"axis must be one of {list(range(dim))} for a {dim}D chain, got {axis!r}")
         points = np.zeros((n_joints, dim))
-        points[:, axis] = np.arange(n_joints) * float(bone_length)
+        points[:, axis] = np.arange(n_joints) * length
         return cls.from_positions(points)
 
     @property
