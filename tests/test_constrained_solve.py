@@ -257,6 +257,24 @@ def test_an_orientation_the_limits_cannot_meet_stops_on_the_best_pose_it_saw():
                 <= other.error + weight * other.extras["orientation_error"] + 1e-12)
 
 
+def test_a_position_the_limits_block_stops_on_the_best_pose_instead_of_cycling():
+    # the limits make FABRIK alternate between two poses (errors 1.32 and 0.83 on alternate
+    # iterations): it used to run to the cap and end 2.20 off, further than its start (2.02)
+    chain = fabrik.Chain.straight(3).with_constraints({0: Cone.circular(1.0), 1: Cone.circular(1.0)})
+    sol = fabrik.solve(chain, [-0.9, 0.2, 0.2])
+    assert sol.status == "stalled" and sol.iterations < 1000
+    check_solution(chain, sol)
+    for cap in (10, 11, 100, 101):
+        assert sol.error <= fabrik.solve(chain, [-0.9, 0.2, 0.2], max_iter=cap).error + 1e-12
+    # a capped solve also answers with the best pose it saw, not where the cycle was
+    assert fabrik.solve(chain, [-0.9, 0.2, 0.2], max_iter=12).error < 0.84
+    # beyond the reach: unreachable, not max_iterations
+    beyond = fabrik.Chain.straight(4).with_constraints({i: Cone.circular(0.5) for i in range(3)})
+    sol = fabrik.solve(beyond, [1.4, -4.7, -0.7])
+    assert sol.status == "unreachable" and sol.iterations < 1000
+    check_solution(beyond, sol)
+
+
 @pytest.mark.parametrize("bad, msg", [(np.ones(3), "shape"), (np.zeros(4), "non-zero"), (np.eye(3) * 2, "rotation"),
                                       ("x", "Rotation"), (Rotation.random(2, random_state=1), "single")])
 def test_bad_target_rotation(bad, msg):

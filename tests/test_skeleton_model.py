@@ -50,6 +50,11 @@ def test_unknown_joint_lists_the_joints():
     (lambda: Skeleton.from_parents(["a", "b"], [-1, 0.5], np.zeros((2, 3))), "whole numbers"),
     (lambda: Skeleton.from_parents(["a", "b"], ["x", 0], np.zeros((2, 3))), "whole numbers"),
     (lambda: Skeleton.from_parents(["a", "b"], [-1, 0], "xy"), "offsets"),
+    # limits passed to the constructor are checked as with_constraints checks them
+    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={7: "x"}), "out of range"),
+    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={"b": "x"}), "Cone, Hinge or Twist"),
+    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={"c": ()}), "leaf"),
+    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints=[1]), "mapping"),
 ])
 def test_bad_parents_and_offsets_are_named(make, words):
     with pytest.raises(ValueError, match=words):

@@ -16,8 +16,8 @@ from numba import njit
 
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled,
-                                      still_converging, unavoidable_error)
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall,
+                                      effector_stalled, still_converging, unavoidable_error)
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -290,6 +290,7 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
         return p, 0, err, REACHED
     bends = 0
     drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
+    probe_err, probe_end = np.inf, 0  # confirm_stall's probe: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -311,7 +312,11 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
                 err = dist3v(p, last, target)
                 drop = np.inf  # the trend starts again
                 continue
-            # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and reachable and still_converging(err, prev_err, last_drop, older_drop, tol)):
+            if not (verdict == STALLED and reachable):
                 return p, it, err, verdict
+            # slow is not stuck: a reachable target's error still on course, or still falling, goes on
+            if not still_converging(err, prev_err, last_drop, older_drop, tol):
+                stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
+                if stalled:
+                    return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

@@ -11,8 +11,8 @@ from fabrik.kernels.ccd import start_pose_result
 from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, chain_scale, dist3, dist3v,
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, max_joint_move,
-                                      still_converging, unavoidable_error)
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall, effector_stalled,
+                                      max_joint_move, still_converging, unavoidable_error)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -88,6 +88,20 @@ def bend_chain(p, target, bone_lengths, scale, fx, fy, fz, ramp):
 
 
 @njit(cache=True, error_model="numpy")
+def stretch_towards(p, root, bone_lengths, fx, fy, fz):
+    """Lay the chain ``p`` (n, 3) straight from ``root`` along -(fx, fy, fz), in place.
+
+    Each joint goes on the root-to-target line, not on the line from the joint before it to the
+    target: rounding can put a joint on the target before a zero-length tail, and 0 / 0."""
+    for k in range(3):
+        p[0, k] = root[k]
+    for i in range(p.shape[0] - 1):
+        p[i + 1, 0] = p[i, 0] - bone_lengths[i] * fx
+        p[i + 1, 1] = p[i, 1] - bone_lengths[i] * fy
+        p[i + 1, 2] = p[i, 2] - bone_lengths[i] * fz
+
+
+@njit(cache=True, error_model="numpy")
 def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     """Solve one chain. Returns (positions, iterations, error, status_code).
 
@@ -109,15 +123,8 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     p = initial.copy()
 
     if dist > total:
-        # Unreachable: the chain stretched straight from the root towards the target.
-        # (each joint on the root-to-target line, not on the line from the joint before it to the
-        # target: rounding can put a joint on the target before a zero-length tail, and 0 / 0)
-        for k in range(3):
-            p[0, k] = root[k]
-        for i in range(n - 1):
-            p[i + 1, 0] = p[i, 0] - bone_lengths[i] * fx
-            p[i + 1, 1] = p[i, 1] - bone_lengths[i] * fy
-            p[i + 1, 2] = p[i, 2] - bone_lengths[i] * fz
+        # Unreachable: the chain stretched straight from the root towards the target
+        stretch_towards(p, root, bone_lengths, fx, fy, fz)
         err = dist3v(p, last, target)
         # a target a hair beyond full reach is still reached within tolerance
         return p, 1, err, (REACHED if err <= tol else UNREACHABLE)
@@ -126,6 +133,15 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     err = dist3v(p, last, target)
     if err <= tol and dist3v(p, 0, root) == 0.0 and chain_lengths_hold(p, bone_lengths, scale):
         return p, 0, err, REACHED
+    if dist > total - tol:
+        # Within tol of the full reach: the stretched chain is within tol of the target, where
+        # iterating converges ever more slowly (hundreds of iterations, and not always within tol
+        # in max_iter, as the chain straightens).
+        stretched = p.copy()
+        stretch_towards(stretched, root, bone_lengths, fx, fy, fz)
+        stretched_err = dist3v(stretched, last, target)
+        if stretched_err <= tol:  # (not by rounding at the band's inner edge: iterate then)
+            return stretched, 1, stretched_err, REACHED
 
     perturbations = 0
     # The no-progress test runs in two steps so that the hot loop pays nothing for it: when the
@@ -135,6 +151,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     check_pose = False
     tol2 = tol * tol
     drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
+    probe_err, probe_end = np.inf, 0  # confirm_stall's probe: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -183,7 +200,9 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 if inside_inner_reach:
                     return p, it, err, (STALLED if short else UNREACHABLE)
                 if not still_converging(err, prev_err, last_drop, older_drop, tol):
-                    return p, it, err, STALLED
+                    stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
+                    if stalled:
+                        return p, it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the
         # second, whole-pose check above before a stall is declared
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):

@@ -20,7 +20,8 @@ from numba import njit
 from fabrik.kernels.ccd import BENT, bend_or_stop, rotate_tail_vec, start_pose
 from fabrik.kernels.vec import chain_scale, dist3v, inner_reach
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, effector_stalled, still_converging
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, confirm_stall, effector_stalled,
+                                      still_converging)
 
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
@@ -314,6 +315,7 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
     e = np.zeros(3)
     bends = 0
     drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
+    probe_err, probe_end = np.inf, 0  # confirm_stall's probe: none yet
     it = 0
     while it < max_iter:
         px = p[last, 0]
@@ -342,7 +344,11 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
                 err = dist3v(p, last, target)
                 drop = np.inf  # the trend starts again
                 continue
-            # slow is not stuck: a reachable target's error still on course goes on
-            if not (verdict == STALLED and reachable and still_converging(err, prev_err, last_drop, older_drop, tol)):
+            if not (verdict == STALLED and reachable):
                 return p, it, err, verdict
+            # slow is not stuck: a reachable target's error still on course, or still falling, goes on
+            if not still_converging(err, prev_err, last_drop, older_drop, tol):
+                stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
+                if stalled:
+                    return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

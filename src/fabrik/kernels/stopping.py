@@ -64,6 +64,31 @@ def still_converging(err, prev_err, last_drop, older_drop, tol):
     return err - drop * ratio / (1.0 - ratio) <= tol
 
 
+#: A reachable chain target's solve is declared stalled only when its error fell by less than
+#: PROBE_GAIN of itself over the last PROBE_ITERATIONS iterations or more (``confirm_stall``).
+PROBE_ITERATIONS = 50
+PROBE_GAIN = 0.01
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def confirm_stall(err, it, probe_err, probe_end):
+    """The last word on a stall of a reachable chain target, once ``still_converging`` says the
+    error is off course: slow progress that does not look geometric (a folded two-bone chain
+    turning round to a target near its root loses about 0.4% of its error an iteration, with
+    drops that shrink and then grow again) is still progress.
+
+    ``probe_err`` and ``probe_end`` (start with ``inf`` and 0) are the error at, and the iteration
+    ending, the current probe. Returns (stalled, probe_err, probe_end): not stalled while a probe
+    runs; at the end of one, stalled when the error ``err`` is above ``1 - PROBE_GAIN`` times the
+    error at its start, else a new probe of ``PROBE_ITERATIONS`` begins at iteration ``it``.
+    The first call starts the first probe."""
+    if it < probe_end:
+        return False, probe_err, probe_end
+    if err > (1.0 - PROBE_GAIN) * probe_err:
+        return True, probe_err, probe_end
+    return False, err, it + PROBE_ITERATIONS
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def effector_stalled(p, last, px, py, pz, tol, err, prev_err):
     """True when joint ``last`` of ``p`` (n, 3) moved less than ``tol`` from (px, py, pz) and the

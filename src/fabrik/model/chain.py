@@ -18,6 +18,20 @@ from fabrik._validation import as_points
 from fabrik.model._frozen import freeze_fields, frozen
 
 
+def _check_up(up, dim: int) -> np.ndarray | None:
+    """``up`` as a read-only unit (3,) float64 vector (or None); ValueError unless it is a finite,
+    non-zero 3-vector given for a 3D chain."""
+    if up is None:
+        return None
+    try:
+        up_vec = np.asarray(up, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        up_vec = np.full(1, np.nan)
+    if dim != 3 or up_vec.shape != (3,) or not np.isfinite(up_vec).all() or np.linalg.norm(up_vec) == 0:
+        raise ValueError(f"up must be a finite, non-zero 3-vector and is only used by 3D chains, got {up!r}")
+    return frozen(up_vec / np.linalg.norm(up_vec))
+
+
 @dataclass(frozen=True, eq=False)
 class Chain:
     """An immutable chain of ``n_joints`` joints in 2D or 3D.
@@ -61,6 +75,14 @@ class Chain:
         object.__setattr__(self, "_kernel_root", rest3[0].copy())
         object.__setattr__(self, "_dim", int(self.rest_positions.shape[1]))
         object.__setattr__(self, "_kernel_lengths", np.array(self.bone_lengths, dtype=np.float64, order="C"))
+        object.__setattr__(self, "up", _check_up(self.up, positions.shape[1]))
+        if self.constraints:  # checked here too, so that Chain(...) built directly is held to the same rules
+            from fabrik.model.constraints import normalise_chain_constraints
+
+            object.__setattr__(self, "constraints", normalise_chain_constraints(self, self.constraints))
+        elif not isinstance(self.constraints, Mapping):
+            raise ValueError(f"constraints must be a mapping {{joint index: constraint(s)}}, got "
+                             f"{type(self.constraints).__name__}")
 
     @classmethod
     def from_positions(cls, points, *, up=None) -> "Chain":
@@ -72,13 +94,7 @@ class Chain:
         """
         positions = as_points(points, "points", min_count=2)
         lengths = np.linalg.norm(np.diff(positions, axis=0), axis=1)
-        up_vec = None
-        if up is not None:
-            up_vec = np.asarray(up, dtype=np.float64).reshape(-1)
-            if positions.shape[1] != 3 or up_vec.shape != (3,) or not np.isfinite(up_vec).all() or np.linalg.norm(up_vec) == 0:
-                raise ValueError("up must be a finite, non-zero 3-vector and is only used by 3D chains")
-            up_vec = frozen(up_vec / np.linalg.norm(up_vec))
-        return cls(frozen(positions), frozen(lengths), {}, up_vec)
+        return cls(frozen(positions), frozen(lengths), {}, up)
 
     @classmethod
     def straight(cls, n_joints: int, bone_length: float = 1.0, *, dim: int = 3, axis: int = 1) -> "Chain":

@@ -82,6 +82,13 @@ class Skeleton:
             raise ValueError(f"offsets add up to {reach:g}; coordinates must stay below {MAX_COORDINATE:g} "
                              "(squared distances would overflow)")
         freeze_fields(self, (("parents", parents, np.int64), ("offsets", offsets, np.float64)))
+        if self.constraints:  # checked here too, so that Skeleton(...) built directly is held to the same rules
+            from fabrik.model.constraints import normalise_skeleton_constraints
+
+            object.__setattr__(self, "constraints", normalise_skeleton_constraints(self, self.constraints))
+        elif not isinstance(self.constraints, Mapping):
+            raise ValueError(f"constraints must be a mapping {{joint name: constraint(s)}}, got "
+                             f"{type(self.constraints).__name__}")
 
     @classmethod
     def from_parents(cls, names: Sequence[str], parents: Sequence[int], offsets) -> "Skeleton":

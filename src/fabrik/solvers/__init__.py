@@ -47,13 +47,16 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         model: a ``fabrik.Chain`` or ``fabrik.Skeleton``.
         target: for a chain, the end effector's goal, shape (d,) in the chain's units; or a pair
             ``(xyz, rotation)`` for an oriented target (needs joint limits support, see docs).
-        targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains).
+        targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains);
+            keys may also be joint indices.
         method: ``"fabrik"`` (default) or a comparison method; ``fabrik.methods()`` lists them.
         initial: (n, d) start pose, root first; default the model's rest pose. Never mutated.
         root: (d,) where the root must be; default ``initial[0]`` (a fixed root). Giving it moves
             the root (the paper's moving-root case).
         tol: absolute tolerance on the effector-to-target distance, in the model's units (>= 0).
-            The loop also stops when the effector moves less than ``tol`` in one iteration.
+            The loop also stops when it makes no progress (the effector moves less than ``tol``
+            in an iteration and the error has stopped falling; docs/conventions.md, "Solves",
+            gives the full rule and what each ``status`` means).
         max_iter: iteration cap (>= 0); default depends on the method.
         **options: method-specific parameters (see each method's documentation). Skeleton
             FABRIK takes ``swing_limbs`` and ``rigid_sub_bases`` (tracking a body from frame to
