@@ -388,3 +388,51 @@ def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_pa
                           (["--out-method", "ccd-constrained", "--out", str(tmp_path / "x.bvh")], "needs constraints")):
         assert main(["reconstruct", str(src), *argv]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_position_channels_wobbling_at_print_precision_count_as_constant(tmp_path):
+    """Exporters that compute translations in float32 and print a few decimals wobble a bone by a
+    few millionths of the body; such files used to be refused as bones changing length."""
+    skel, motion = sample_walk(n_frames=8)
+    spine = skel.index("Spine")
+    wobbling = dict(motion.joint_translations)
+    h = skel.height()
+    wobbling[spine] = skel.offsets[spine] * (1.0 + 3e-6 * h / np.linalg.norm(skel.offsets[spine])
+                                            * np.array([1, -1, 1, -1, 1, -1, 1, -1.0]))[:, None]
+    layout = motion.layout
+    channels = list(layout.channels)
+    channels[spine] = ("Xposition", "Yposition", "Zposition") + tuple(channels[spine])
+    moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time, joint_translations=wobbling,
+                          layout=type(layout)(tuple(channels), layout.end_sites))
+    path = tmp_path / "f32.bvh"
+    save_bvh(path, skel, moving)
+    report, _, _ = reconstruct_file(path, methods=["fabrik"], out=tmp_path / "rec.bvh")
+    assert report.result("fabrik").mean_effector_error <= report.tol
+    assert "written BVH" not in report.table()
+
+
+def test_rows_that_miss_their_effectors_in_many_frames_get_a_note():
+    from fabrik.experiments.reconstruct import MethodResult, ReconstructionReport
+
+    def row(method, mean_eff, reached):
+        return MethodResult(method, 1.0, 1.0, 2.0, 0.01, 0.01, 0.02, mean_eff, mean_eff / 100, 0.5, 5.0, 1000.0,
+                            reached, np.zeros((1, 2, 3)))
+
+    report = ReconstructionReport(100.0, 10, ("a",), ("b",), 0.1, None,
+                                  (row("fabrik", 0.05, 0.4), row("ccd", 0.05, 0.95), row("jacobian-dls", 0.2, 0.1)))
+    table = report.table()
+    assert "note: fabrik reached its effectors in 40% of the frames" in table and "0.005 of the height" in table
+    assert "note: ccd" not in table
+    assert "note: jacobian-dls left its effectors" in table
+
+
+def test_rigid_sub_bases_take_the_command_line_names():
+    from fabrik import models, solve
+
+    body = models.humanoid()
+    rest = body.rest_positions()
+    targets = {"l_wrist": rest[body.index("l_wrist")] + [0, 0.2, 0.1]}
+    for name, value in (("all", True), ("none", False)):
+        a = solve(body, targets=targets, rigid_sub_bases=name, swing_limbs=True)
+        b = solve(body, targets=targets, rigid_sub_bases=value, swing_limbs=True)
+        assert np.array_equal(a.positions, b.positions)

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
                                     max_iter=args.max_iter, out=args.out, progress=show_progress(),
-                                    constraints=args.constraints, rigid_sub_bases={"auto": "auto", "limbs": "limbs", "all": True, "none": False}[args.rigid_sub_bases],
+                                    constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
                                     swing_limbs=not args.no_limb_swing,
                                     method_options=parse_method_options(args.option), out_method=args.out_method)
     print(report.table())

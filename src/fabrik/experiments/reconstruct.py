@@ -49,8 +49,13 @@ DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacob
 #: Default tolerance as a fraction of the skeleton's height.
 DEFAULT_REL_TOL = 1e-3
 #: Position channels that move a joint by less than this fraction of the body's size count as
-#: constant; a written file further than this from the solution gets a note.
-OUT_TOL = 1e-6
+#: constant; a written file further than this from the solution gets a note. (1e-5: exporters
+#: that compute translations in float32 and print 6 decimals wobble a bone by a micrometre,
+#: 1e-6 of a body in metres; 1e-5 of the height is 17 micrometres on an adult.)
+OUT_TOL = 1e-5
+#: A row reaching its effectors (within tol) in fewer frames than this gets a note, even when
+#: its mean effector error is within tol.
+MOSTLY_REACHED = 0.9
 #: The constrained FABRIK method (added when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
 #: A method's variant with joint limits is named ``method + SUFFIX``.
@@ -216,17 +221,29 @@ class ReconstructionReport:
             if r.mean_effector_error > self.tol:
                 note = (f"note: {r.method} left its effectors {r.mean_effector_error_rel:.3g} of the height away "
                         f"on average, more than tol ({r.reached_fraction:.0%} of frames reached)")
-                if (r.method.removesuffix(SUFFIX) in DAMPED and "damping" not in r.options
-                        and DEFAULT_DAMPING > HEAVY_DAMPING * h):
-                    note += (f"; its damping ({DEFAULT_DAMPING}, the paper's value) is in file units, heavy for a "
-                             f"skeleton {h:.3g} units tall: set it with method_options (CLI: --option "
-                             f"{r.method}:damping=VALUE)")
-                lines.append(note)
+            elif r.reached_fraction < MOSTLY_REACHED:
+                note = (f"note: {r.method} reached its effectors in {r.reached_fraction:.0%} of the frames (within "
+                        f"tol on average, {r.max_effector_error / h:.2g} of the height in the worst frame)")
+            else:
+                continue
+            if (r.method.removesuffix(SUFFIX) in DAMPED and "damping" not in r.options
+                    and DEFAULT_DAMPING > HEAVY_DAMPING * h):
+                note += (f"; its damping ({DEFAULT_DAMPING}, the paper's value) is in file units, heavy for a "
+                         f"skeleton {h:.3g} units tall: set it with method_options (CLI: --option "
+                         f"{r.method}:damping=VALUE)")
+            lines.append(note)
         if self.out_max_error is not None and self.out_max_error > OUT_TOL * h:
-            lines.append(f"note: the written BVH is up to {self.out_max_error:.4g} units ({self.out_max_error / h:.2g} "
-                         f"of the height) from the {self.out_method} row's poses: BVH turns all children of a joint "
-                         "together, and the solver moved some apart (a pelvis or chest with bones to several "
-                         "children); FABRIK with --rigid-sub-bases all or auto keeps those joints rigid")
+            note = (f"note: the written BVH is up to {self.out_max_error:.4g} units ({self.out_max_error / h:.2g} of "
+                    f"the height) from the {self.out_method} row's poses: BVH turns all children of a joint together, "
+                    f"and {self.out_method} moved some of them apart (a pelvis or chest with bones to several children)")
+            if self.out_method != "fabrik":
+                note += "; only the fabrik row holds such joints rigid (--out-method fabrik)"
+            elif not self.rigid_centres:
+                note += "; --rigid-sub-bases auto (the default) or all holds them rigid"
+            else:
+                note += ("; fabrik held them rigid, but not where it released a group to reach its targets, or where "
+                         "such joints hang from one another (twist bones beside a limb's own bones)")
+            lines.append(note)
         return "\n".join(lines)
 
 

@@ -18,7 +18,8 @@ from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, as_points
 from fabrik.solvers import DEFAULT_TOL, _constrained_variant, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
-from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, skeleton_arrays, solve_skeleton_sequence, target_arrays
+from fabrik.solvers.skeleton_fabrik import (DEFAULT_MAX_ITER, rigid_mode, skeleton_arrays, solve_skeleton_sequence,
+                                            target_arrays)
 
 
 def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,
@@ -78,7 +79,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
             return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol,
                                            DEFAULT_MAX_ITER if max_iter is None else max_iter, rigid_sub_bases, swing_limbs,
                                            None if bar is None else bar.update)
-    if rigid_sub_bases:
+    if rigid_mode(rigid_sub_bases):
         options["rigid_sub_bases"] = rigid_sub_bases
     if swing_limbs:
         options["swing_limbs"] = swing_limbs

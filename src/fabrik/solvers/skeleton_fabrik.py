@@ -276,21 +276,30 @@ def limb_arrays(arrays: "SkeletonArrays", swing_limbs: bool, rigid_sub_bases=Fal
     about a joint past the group, if any (``held_limb_tops``)."""
     if not isinstance(swing_limbs, (bool, np.bool_)):
         raise ValueError(f"swing_limbs must be True or False, got {swing_limbs!r}")
+    rigid_sub_bases = rigid_mode(rigid_sub_bases)
     tops = _NO_LIMBS
     if swing_limbs:
         tops = arrays.held_limb_tops if rigid_sub_bases is True or rigid_sub_bases == "auto" else arrays.limb_tops
     return (tops, arrays.order, arrays.subtree_end, arrays.position)
 
 
-#: The values ``rigid_sub_bases`` takes.
-RIGID_MODES = (False, True, "limbs", "auto")
+#: The values ``rigid_sub_bases`` takes ("all" and "none", as on the command line, stand for
+#: True and False).
+RIGID_MODES = (False, True, "limbs", "auto", "all", "none")
+
+
+def rigid_mode(rigid_sub_bases):
+    """``rigid_sub_bases`` with the command line's names "all" and "none" as True and False."""
+    return {"all": True, "none": False}.get(rigid_sub_bases, rigid_sub_bases) if isinstance(rigid_sub_bases, str) \
+        else rigid_sub_bases
 
 
 def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
     """The group arrays the kernel gets for a ``rigid_sub_bases`` value (``RIGID_MODES``): the five
     of ``rigid_groups`` and which groups may be released (bool, one per group), built once per
     skeleton (``kernel_groups``)."""
-    groups = arrays.kernel_groups.get(rigid_sub_bases) if isinstance(rigid_sub_bases, (bool, str)) else None
+    mode = rigid_mode(rigid_sub_bases)
+    groups = arrays.kernel_groups.get(mode) if isinstance(mode, (bool, str)) else None
     if groups is None:
         raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {rigid_sub_bases!r}")
     return groups
