@@ -204,3 +204,31 @@ def test_a_limb_whose_top_is_a_held_member_swings_past_the_group():
     arrays = skeleton_arrays(chain)
     assert chain.names[int(arrays.group_of.argmax())] == "root"
     assert [chain.names[j] for j in arrays.held_limb_tops] == ["tip"]
+
+
+def test_nested_held_groups_stay_rigid():
+    """Twist bones (Unreal/Rokoko rigs) hang beside a limb's own bone, so a thigh carrying its knee
+    and a twist joint is a held group, and a member of the pelvis's group as well. The backward
+    stage used to re-seat such a centre on its bone's sphere, moving it away from where the
+    pelvis's group put it: the pelvis bent, and a written BVH was off by 4-9% of the height."""
+    names = ["hips", "l_up", "l_knee", "l_foot", "l_twist", "l_twist_end", "r_up", "r_knee", "r_foot", "spine",
+             "head"]
+    parents = [-1, 0, 1, 2, 1, 4, 0, 6, 7, 0, 9]
+    offsets = np.array([[0, 1, 0], [0.1, -0.05, 0], [0, -0.45, 0], [0, -0.42, 0], [0, -0.2, 0], [0, -0.05, 0],
+                        [-0.1, -0.05, 0], [0, -0.45, 0], [0, -0.42, 0], [0, 0.3, 0], [0, 0.4, 0]], dtype=float)
+    sk = fabrik.Skeleton.from_parents(names, parents, offsets)
+    groups = {"hips": ["l_up", "r_up", "spine"], "l_up": ["l_knee", "l_twist"]}
+    rest = sk.rest_positions()
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        pose = posed(sk, rng, spread=0.3)
+        targets = {name: pose[sk.index(name)] for name in ("l_foot", "l_twist_end", "r_foot", "head")}
+        sol = fabrik.solve(sk, targets=targets, root=pose[0], tol=1e-6, max_iter=2000, rigid_sub_bases=True)
+        p = sol.positions
+        for centre, members in groups.items():
+            idx = [sk.index(m) for m in members]
+            c = sk.index(centre)
+            got = p[idx] - p[c]
+            want = rest[idx] - rest[c]
+            np.testing.assert_allclose(got @ got.T, want @ want.T, atol=1e-9, err_msg=f"seed {seed}, {centre}")
+        assert np.isfinite(p).all() and sol.error < 0.05, (seed, sol)

@@ -415,7 +415,11 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                 p[i, 1] = p[q, 1] + carried[i, 1]
                 p[i, 2] = p[q, 2] + carried[i, 2]
             if n_groups > 0 and group_of[i] >= 0 and not released[group_of[i]]:
-                if not releasable[group_of[i]] and active[i] and lengths[i] > eps:
+                # a centre that is itself a held member of its parent's group (a thigh carrying its
+                # knee and a twist joint, on a pelvis held rigid) was placed by that group: only
+                # its own group's turn is fitted, or the parent group would bend
+                nested = in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]
+                if not releasable[group_of[i]] and active[i] and lengths[i] > eps and not nested:
                     seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
                                group_offsets, eps, fit_scratch)
                 place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
