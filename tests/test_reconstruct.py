@@ -340,18 +340,24 @@ def test_a_moving_joint_under_a_static_reference_root_becomes_the_root(tmp_path)
     assert b.out_max_error < 1e-6 * b.skeleton_height
 
 
-def test_bones_that_change_length_in_position_channels_are_refused(tmp_path):
-    skel, motion = sample_walk(n_frames=5)
-    stretched = dict(motion.joint_translations)
+def _spine_with_position_channels(path, n_frames, scales):
+    """Save a sample walk whose Spine has position channels: its offset times ``scales`` (F,)."""
+    skel, motion = sample_walk(n_frames=n_frames)
+    translations = dict(motion.joint_translations)
     spine = skel.index("Spine")
-    stretched[spine] = skel.offsets[spine] * np.linspace(1.0, 1.5, 5)[:, None]
+    translations[spine] = skel.offsets[spine] * np.asarray(scales)[:, None]
     layout = motion.layout
     channels = list(layout.channels)
     channels[spine] = ("Xposition", "Yposition", "Zposition") + tuple(channels[spine])
-    moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time, joint_translations=stretched,
-                          layout=type(layout)(tuple(channels), layout.end_sites))
-    path = tmp_path / "stretch.bvh"
+    moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time,
+                          joint_translations=translations, layout=type(layout)(tuple(channels), layout.end_sites))
     save_bvh(path, skel, moving)
+    return skel
+
+
+def test_bones_that_change_length_in_position_channels_are_refused(tmp_path):
+    path = tmp_path / "stretch.bvh"
+    _spine_with_position_channels(path, 5, np.linspace(1.0, 1.5, 5))
     with pytest.raises(ValueError, match="'Spine' moves relative to its parent 'Hips'"):
         reconstruct_file(path, methods=["fabrik"])
 
@@ -393,19 +399,10 @@ def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_pa
 def test_position_channels_wobbling_at_print_precision_count_as_constant(tmp_path):
     """Exporters that compute translations in float32 and print a few decimals wobble a bone by a
     few millionths of the body; such files used to be refused as bones changing length."""
-    skel, motion = sample_walk(n_frames=8)
-    spine = skel.index("Spine")
-    wobbling = dict(motion.joint_translations)
-    h = skel.height()
-    wobbling[spine] = skel.offsets[spine] * (1.0 + 3e-6 * h / np.linalg.norm(skel.offsets[spine])
-                                            * np.array([1, -1, 1, -1, 1, -1, 1, -1.0]))[:, None]
-    layout = motion.layout
-    channels = list(layout.channels)
-    channels[spine] = ("Xposition", "Yposition", "Zposition") + tuple(channels[spine])
-    moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time, joint_translations=wobbling,
-                          layout=type(layout)(tuple(channels), layout.end_sites))
+    skel, _ = sample_walk(n_frames=1)
+    spine_length = np.linalg.norm(skel.offsets[skel.index("Spine")])
     path = tmp_path / "f32.bvh"
-    save_bvh(path, skel, moving)
+    _spine_with_position_channels(path, 8, 1.0 + 3e-6 * skel.height() / spine_length * np.array([1, -1] * 4))
     report, _, _ = reconstruct_file(path, methods=["fabrik"], out=tmp_path / "rec.bvh")
     assert report.result("fabrik").mean_effector_error <= report.tol
     assert "written BVH" not in report.table()
