@@ -17,7 +17,7 @@ from numba import njit
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall,
-                                      effector_stalled, still_converging, unavoidable_error)
+                                      effector_stalled, unavoidable_error)
 
 #: Angle (radians) of the small bend used to leave a straight chain collinear with its target
 #: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
@@ -315,8 +315,8 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
             if not (verdict == STALLED and reachable):
                 return p, it, err, verdict
             # slow is not stuck: a reachable target's error still on course, or still falling, goes on
-            if not still_converging(err, prev_err, last_drop, older_drop, tol):
-                stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
-                if stalled:
-                    return p, it, err, verdict
+            stalled, probe_err, probe_end = confirm_stall(err, prev_err, last_drop, older_drop, tol, it, probe_err,
+                                                          probe_end)
+            if stalled:
+                return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

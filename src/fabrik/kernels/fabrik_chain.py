@@ -12,7 +12,7 @@ from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, cha
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall, effector_stalled,
-                                      max_joint_move, still_converging, unavoidable_error)
+                                      max_joint_move, unavoidable_error)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -199,10 +199,10 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                     continue
                 if inside_inner_reach:
                     return p, it, err, (STALLED if short else UNREACHABLE)
-                if not still_converging(err, prev_err, last_drop, older_drop, tol):
-                    stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
-                    if stalled:
-                        return p, it, err, STALLED
+                stalled, probe_err, probe_end = confirm_stall(err, prev_err, last_drop, older_drop, tol, it,
+                                                              probe_err, probe_end)
+                if stalled:
+                    return p, it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the
         # second, whole-pose check above before a stall is declared
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):

@@ -230,7 +230,7 @@ def fabrik_constrained(initial, lengths, target, root, limits, root_frame, targe
     best_active = active.copy()
     best_err = err
     best_oerr = oerr
-    progress_ref = best_score
+    progress_ref = score = best_score
     since_progress = 0
     it = 0
     while it < max_iter:

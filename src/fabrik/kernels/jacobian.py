@@ -20,8 +20,7 @@ from numba import njit
 from fabrik.kernels.ccd import BENT, bend_or_stop, rotate_tail_vec, start_pose
 from fabrik.kernels.vec import chain_scale, dist3v, inner_reach
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, confirm_stall, effector_stalled,
-                                      still_converging)
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, confirm_stall, effector_stalled
 
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
@@ -347,8 +346,8 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
             if not (verdict == STALLED and reachable):
                 return p, it, err, verdict
             # slow is not stuck: a reachable target's error still on course, or still falling, goes on
-            if not still_converging(err, prev_err, last_drop, older_drop, tol):
-                stalled, probe_err, probe_end = confirm_stall(err, it, probe_err, probe_end)
-                if stalled:
-                    return p, it, err, verdict
+            stalled, probe_err, probe_end = confirm_stall(err, prev_err, last_drop, older_drop, tol, it, probe_err,
+                                                          probe_end)
+            if stalled:
+                return p, it, err, verdict
     return p, it, err, MAX_ITERATIONS

@@ -6,7 +6,8 @@ error fell by less than ``PROGRESS_FRACTION`` of itself; kernels may confirm it 
 then checks that no joint moves by ``tol`` in the next iteration) and may bend a chain out of a
 singularity. An unconstrained chain whose target is known to be reachable (and FABRIK on a
 skeleton whose targets all lie within their paths' reach) stops only when its error is not on
-course to reach ``tol`` either (``still_converging``): slow is not stuck.
+course to reach ``tol`` either (``still_converging``; a chain's error must also have stopped
+falling, ``confirm_stall``): slow is not stuck.
 """
 
 import numpy as np
@@ -71,18 +72,20 @@ PROBE_GAIN = 0.01
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def confirm_stall(err, it, probe_err, probe_end):
-    """The last word on a stall of a reachable chain target, once ``still_converging`` says the
-    error is off course: slow progress that does not look geometric (a folded two-bone chain
-    turning round to a target near its root loses about 0.4% of its error an iteration, with
-    drops that shrink and then grow again) is still progress.
+def confirm_stall(err, prev_err, last_drop, older_drop, tol, it, probe_err, probe_end):
+    """Whether a reachable chain target's solve, whose effector has stopped moving, is stuck.
+
+    Not while ``still_converging`` (same first five arguments) says the error is on course; nor
+    while the error keeps falling by ``PROBE_GAIN`` of itself every ``PROBE_ITERATIONS``
+    iterations: slow progress that does not look geometric (a folded two-bone chain turning round
+    to a target near its root loses about 0.4% of its error an iteration, with drops that shrink
+    and then grow again) is still progress.
 
     ``probe_err`` and ``probe_end`` (start with ``inf`` and 0) are the error at, and the iteration
-    ending, the current probe. Returns (stalled, probe_err, probe_end): not stalled while a probe
-    runs; at the end of one, stalled when the error ``err`` is above ``1 - PROBE_GAIN`` times the
-    error at its start, else a new probe of ``PROBE_ITERATIONS`` begins at iteration ``it``.
-    The first call starts the first probe."""
-    if it < probe_end:
+    ending, the current probe. Returns (stalled, probe_err, probe_end): off course, the first call
+    starts a probe; during one, not stalled; at its end, stalled when the error ``err`` is above
+    ``1 - PROBE_GAIN`` times the error at its start, else a new probe begins at iteration ``it``."""
+    if still_converging(err, prev_err, last_drop, older_drop, tol) or it < probe_end:
         return False, probe_err, probe_end
     if err > (1.0 - PROBE_GAIN) * probe_err:
         return True, probe_err, probe_end

@@ -106,10 +106,10 @@ class Chain:
         if n_joints < 2:
             raise ValueError(f"n_joints must be >= 2, got {n_joints}")
         try:
-            length = float(bone_length) if not isinstance(bone_length, (str, bytes)) else math.nan
+            length = float(bone_length)
         except (TypeError, ValueError):
             length = math.nan
-        if not 0 < length < math.inf:
+        if isinstance(bone_length, (str, bytes)) or not 0 < length < math.inf:
             raise ValueError(f"bone_length must be a finite number > 0, got {bone_length!r}")
         if dim not in (2, 3):
             raise ValueError(f"dim must be 2 or 3, got {dim!r}")

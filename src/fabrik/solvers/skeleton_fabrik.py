@@ -290,8 +290,9 @@ RIGID_MODES = (False, True, "limbs", "auto", "all", "none")
 
 def rigid_mode(rigid_sub_bases):
     """``rigid_sub_bases`` with the command line's names "all" and "none" as True and False."""
-    return {"all": True, "none": False}.get(rigid_sub_bases, rigid_sub_bases) if isinstance(rigid_sub_bases, str) \
-        else rigid_sub_bases
+    if isinstance(rigid_sub_bases, str):
+        return {"all": True, "none": False}.get(rigid_sub_bases, rigid_sub_bases)
+    return rigid_sub_bases
 
 
 def rigid_group_arrays(arrays: "SkeletonArrays", rigid_sub_bases):
