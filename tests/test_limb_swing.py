@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import fabrik
-from fabrik.solvers.skeleton_fabrik import limb_tops, skeleton_arrays, solve_skeleton_arrays
+from fabrik.solvers.skeleton_fabrik import (limb_pivot, limb_tops, skeleton_arrays, solve_skeleton_arrays,
+                                            twist_branches)
 from test_rigid_groups import pelvis_skeleton, posed
 
 
@@ -25,8 +26,10 @@ def cmu_style_skeleton():
     return fabrik.Skeleton.from_parents(names, parents, offsets)
 
 
-def swings(skeleton):
-    return [(skeleton.names[skeleton.parents[t]], skeleton.names[t]) for t in skeleton_arrays(skeleton).limb_tops]
+def swings(skeleton, tops=None):
+    """(pivot, top) name pairs; top "*" where everything below the pivot swings."""
+    tops = skeleton_arrays(skeleton).limb_tops if tops is None else tops
+    return [(skeleton.names[limb_pivot(skeleton.parents, t)], "*" if t < 0 else skeleton.names[t]) for t in tops]
 
 
 def test_limbs_swing_about_hips_and_shoulders_past_zero_length_girdle_bones():
@@ -242,3 +245,96 @@ def test_swing_limbs_takes_a_bool_only():
     y = fabrik.models.y_shape()
     with pytest.raises(ValueError, match="swing_limbs must be True or False"):
         fabrik.solve(y, targets={"left_tip": [0, 4, 0]}, swing_limbs="no")
+
+
+def twist_rig():
+    """An Unreal/Rokoko-style body: twist joints with End Sites beside the upper arm, forearm,
+    thigh and calf, a hand with two fingers, a pelvis and chest that a BVH rotation holds rigid."""
+    joints = [  # name, parent, offset
+        ("hips", None, [0, 95, 0]), ("spine", "hips", [0, 12, 0]), ("chest", "spine", [0, 24, 0]),
+        ("neck", "chest", [0, 14, 1]), ("head", "neck", [0, 10, 1]), ("head_end", "head", [0, 18, 0]),
+        ("clavicle_l", "chest", [4, 10, 0]), ("upperarm_l", "clavicle_l", [12, 0, 0]),
+        ("lowerarm_l", "upperarm_l", [28, 0, 0]), ("lowerarm_twist_l", "lowerarm_l", [12, 0, 0]),
+        ("lowerarm_twist_l_end", "lowerarm_twist_l", [5, 0, 0]), ("hand_l", "lowerarm_l", [25, 0, 0]),
+        ("index_l", "hand_l", [9, 0, 2]), ("index_l_end", "index_l", [6, 0, 0]),
+        ("pinky_l", "hand_l", [9, 0, -2]), ("pinky_l_end", "pinky_l", [5, 0, 0]),
+        ("upperarm_twist_l", "upperarm_l", [14, 0, 0]), ("upperarm_twist_l_end", "upperarm_twist_l", [5, 0, 0]),
+        ("clavicle_r", "chest", [-4, 10, 0]), ("upperarm_r", "clavicle_r", [-12, 0, 0]),
+        ("lowerarm_r", "upperarm_r", [-28, 0, 0]), ("hand_r", "lowerarm_r", [-25, 0, 0]),
+        ("hand_r_end", "hand_r", [-8, 0, 0]),
+        ("thigh_l", "hips", [9, -5, 0]), ("calf_l", "thigh_l", [0, -43, 0]),
+        ("calf_twist_l", "calf_l", [0, -20, 0]), ("calf_twist_l_end", "calf_twist_l", [0, -5, 0]),
+        ("foot_l", "calf_l", [0, -42, 0]), ("toe_l", "foot_l", [0, -7, 13]),
+        ("thigh_twist_l", "thigh_l", [0.5, -20, 0]), ("thigh_twist_l_end", "thigh_twist_l", [0, -5, 0]),
+        ("thigh_r", "hips", [-9, -5, 0]), ("calf_r", "thigh_r", [0, -43, 0]), ("foot_r", "calf_r", [0, -42, 0]),
+        ("toe_r", "foot_r", [0, -7, 13]),
+    ]
+    names = [j[0] for j in joints]
+    parents = [-1 if j[1] is None else names.index(j[1]) for j in joints]
+    return fabrik.Skeleton.from_parents(names, parents, np.array([j[2] for j in joints], dtype=float))
+
+
+def test_twist_branches_are_the_leaf_chains_lying_along_a_sibling_bone():
+    sk = twist_rig()
+    arrays = skeleton_arrays(sk)
+    twist = twist_branches(arrays.parents, arrays.lengths, arrays.rest)
+    assert sorted(sk.names[j] for j in np.flatnonzero(twist)) == sorted(
+        f"{bone}_twist_l{end}" for bone in ("upperarm", "lowerarm", "thigh", "calf") for end in ("", "_end"))
+    # fingers, toes and the head leave their joints at an angle or carry no sibling: not twists;
+    # a CMU hand's zero-length finger and thumb joints neither
+    cmu = cmu_style_skeleton()
+    arrays = skeleton_arrays(cmu)
+    assert not twist_branches(arrays.parents, arrays.lengths, arrays.rest).any()
+
+
+def test_twist_bones_neither_split_a_limb_nor_stay_behind_when_it_swings():
+    sk = twist_rig()
+    # the arms and the left leg run on past their twist bones: one limb each, swinging everything
+    # below the shoulder or hip joint ("*"), twist bones included; the right leg has none
+    assert swings(sk) == [("head", "head_end"), ("upperarm_l", "*"), ("hand_l", "index_l"), ("hand_l", "pinky_l"),
+                          ("upperarm_r", "lowerarm_r"), ("thigh_l", "*"), ("thigh_r", "calf_r")]
+    # with the BVH-rigid groups held, the whole-limb entries stay: they turn the upper arm's group
+    # (elbow and twist joint) as one body; the fingers, members of the palm, swing below it
+    assert swings(sk, skeleton_arrays(sk).held_limb_tops) == [
+        ("head", "head_end"), ("upperarm_l", "*"), ("index_l", "index_l_end"), ("pinky_l", "pinky_l_end"),
+        ("upperarm_r", "lowerarm_r"), ("thigh_l", "*"), ("thigh_r", "calf_r")]
+    rest = sk.rest_positions()
+    # a target set reached by turning the whole left arm about the shoulder joint
+    angle = np.radians(35)
+    rot = Rotation.from_rotvec([0, 0, angle]).as_matrix()
+    shoulder = sk.index("upperarm_l")
+    arrays = skeleton_arrays(sk)
+    below = arrays.order[arrays.position[shoulder] + 1:arrays.subtree_end[shoulder]]
+    goal = rest.copy()
+    goal[below] = rest[shoulder] + (rest[below] - rest[shoulder]) @ rot.T
+    targets = [sk.index(n) for n in ("index_l_end", "pinky_l_end", "lowerarm_twist_l_end", "upperarm_twist_l_end")]
+    for mode in ("auto", True, "limbs", False):
+        sol = solve_skeleton_arrays(sk, np.array(targets), goal[targets], rest, rest[0], 1e-9, 0,
+                                    rigid_sub_bases=mode, swing_limbs=True)
+        # the swing alone (no iteration) lays the arm, its twist bones with it, onto the goal
+        np.testing.assert_allclose(sol.positions, goal, atol=1e-9, err_msg=str(mode))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_twist_rig_solves_keep_every_held_group_rigid_and_reach(seed):
+    sk = twist_rig()
+    rng = np.random.default_rng(seed)
+    pose = posed(sk, rng, spread=0.25)
+    start = posed(sk, np.random.default_rng(seed + 1), spread=0.25)
+    leaves = [j for j in range(1, sk.n_joints) if j not in set(sk.parents)]
+    sol = solve_skeleton_arrays(sk, np.array(leaves), pose[leaves], start, pose[0], 1e-3, 2000,
+                                rigid_sub_bases="auto", swing_limbs=True)
+    p = sol.positions
+    assert np.isfinite(p).all()
+    arrays = skeleton_arrays(sk)
+    np.testing.assert_allclose(np.linalg.norm(p[1:] - p[arrays.parents[1:]], axis=1), arrays.lengths[1:],
+                               rtol=1e-9, atol=1e-9)
+    rest = sk.rest_positions()
+    group_of, start_idx, members = arrays.group_of, arrays.group_start, arrays.group_members
+    for centre in np.flatnonzero(group_of >= 0):
+        g = group_of[centre]
+        idx = members[start_idx[g]:start_idx[g + 1]]
+        got, want = p[idx] - p[centre], rest[idx] - rest[centre]
+        np.testing.assert_allclose(got @ got.T, want @ want.T, atol=1e-6, err_msg=sk.names[centre])
+    assert sol.error < 0.05 * sk.height(), sol

@@ -254,8 +254,8 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
 
     The start pose is first moved rigidly so that its root sits on the fixed root (as the
     rotation-based methods start), then, when ``limb_tops`` (int64, ancestors before
-    descendants) is not empty, each limb is swung about its pivot towards its targets
-    (``swing_limbs``; ``order``, ``subtree_end``, ``position`` as in ``SkeletonArrays``).
+    descendants; entries as in ``limb_span``) is not empty, each limb is swung about its pivot
+    towards its targets (``swing_limbs``; ``order``, ``subtree_end``, ``position`` as in ``SkeletonArrays``).
 
     Rigid groups (``rigid_sub_bases``; none when ``group_start`` has a single entry, and then
     ``group_of`` is not read): ``group_of[j]`` is the group whose centre is joint j, or -1; group
@@ -519,29 +519,41 @@ def bone_at_length(p, i, q, length, rest_dirs, eps):
     return length * rest_dirs[i, 0], length * rest_dirs[i, 1], length * rest_dirs[i, 2]
 
 
+@njit(cache=True, inline="always")
+def limb_span(entry, parents, subtree_end, position):
+    """The joints a ``limb_tops`` entry swings and its pivot, as (pivot, start, stop): the joints
+    are ``order[start:stop]``. An entry t >= 0 is a limb top: t and everything below it turn
+    about ``parents[t]``. An entry -(c + 1) turns everything below joint c (c excluded) about c:
+    a limb whose pivot also carries twist bones, which must turn with it."""
+    if entry >= 0:
+        return parents[entry], position[entry], subtree_end[entry]
+    centre = -entry - 1
+    return centre, position[centre] + 1, subtree_end[centre]
+
+
 @njit(cache=True, error_model="numpy")
 def swing_limbs(p, limb_tops, parents, order, subtree_end, position, slot, targets, eps):
     """Turn each limb rigidly about its pivot so that it points at its targets (in place).
 
-    For every limb top t (ancestors first), t and the joints below it turn together about its
-    parent, the pivot j, by ``limb_rotation``. Limbs with no target, or with either centroid
-    within ``eps`` of the pivot, stay as they are.
+    For every entry of ``limb_tops`` (ancestors first; see ``limb_span``) the joints of the limb
+    turn together about its pivot by ``limb_rotation``. Limbs with no target, or with either
+    centroid within ``eps`` of the pivot, stay as they are.
     """
     R = np.empty((3, 3))
     for a in range(limb_tops.shape[0]):
-        top = limb_tops[a]
-        if limb_rotation(R, p, top, parents[top], order, subtree_end, position, slot, targets, eps):
-            rotate_subtree(p, top, parents[top], order, subtree_end, position, R)
+        pivot, start, stop = limb_span(limb_tops[a], parents, subtree_end, position)
+        if limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
+            rotate_span(p, start, stop, pivot, order, R)
 
 
 @njit(cache=True, error_model="numpy")
-def limb_rotation(R, p, top, pivot, order, subtree_end, position, slot, targets, eps):
+def limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
     """R <- the smallest rotation taking the direction from ``p[pivot]`` to the centroid of the
-    targeted joints at or below ``top`` onto the direction to the centroid of their targets.
-    False (R untouched) when there is no such joint or either centroid is within ``eps``."""
+    targeted joints among ``order[start:stop]`` onto the direction to the centroid of their
+    targets. False (R untouched) when there is no such joint or either centroid is within ``eps``."""
     cx = cy = cz = tx = ty = tz = 0.0
     m = 0
-    for b in range(position[top], subtree_end[top]):
+    for b in range(start, stop):
         i = order[b]
         s = slot[i]
         if s >= 0:
@@ -569,15 +581,21 @@ def limb_rotation(R, p, top, pivot, order, subtree_end, position, slot, targets,
 
 
 @njit(cache=True, error_model="numpy")
-def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
-    """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
-    for b in range(position[top], subtree_end[top]):
+def rotate_span(p, start, stop, pivot, order, R):
+    """Turn the joints ``order[start:stop]`` by R about ``p[pivot]`` (in place)."""
+    for b in range(start, stop):
         i = order[b]
         x = p[i, 0] - p[pivot, 0]
         y = p[i, 1] - p[pivot, 1]
         z = p[i, 2] - p[pivot, 2]
         for c in range(3):
             p[i, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
+
+
+@njit(cache=True, error_model="numpy")
+def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
+    """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
+    rotate_span(p, position[top], subtree_end[top], pivot, order, R)
 
 
 @njit(cache=True, error_model="numpy")

@@ -75,8 +75,9 @@ from fabrik.kernels.constraints import (
 from fabrik.kernels.fabrik_skeleton import (
     effector_errors,
     limb_rotation,
+    limb_span,
     nudge_collinear,
-    rotate_subtree,
+    rotate_span,
     tree_setup,
 )
 from fabrik.kernels.frames import (
@@ -705,11 +706,10 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
         Rs = np.empty((3, 3))
         Fs = np.empty((3, 3))
         for a in range(limb_tops.shape[0]):
-            top = limb_tops[a]
-            pivot = parents[top]
-            if limb_rotation(Rs, p, top, pivot, order, subtree_end, position, slot, targets, eps):
-                rotate_subtree(p, top, pivot, order, subtree_end, position, Rs)
-                for b in range(position[top], subtree_end[top]):
+            pivot, start, stop = limb_span(limb_tops[a], parents, subtree_end, position)
+            if limb_rotation(Rs, p, start, stop, pivot, order, slot, targets, eps):
+                rotate_span(p, start, stop, pivot, order, Rs)
+                for b in range(start, stop):
                     i = order[b]
                     rotate_frame(Fs, F[i], Rs)
                     F[i, :, :] = Fs

@@ -57,7 +57,8 @@ class SkeletonArrays(NamedTuple):
             (``rigid_groups``) of ``rigid_sub_bases=True``.
         limb_groups: the same five arrays for ``rigid_sub_bases="limbs"`` (``limb_groups``).
         auto_groups: the same for ``rigid_sub_bases="auto"`` (``auto_groups``).
-        limb_tops: (m,) int64 the top joints of the limbs (``limb_tops``), ancestors first.
+        limb_tops: (m,) int64 the limbs (``limb_tops``): top joints, or -(pivot + 1) where all
+            below the pivot swings; ancestors first.
         held_limb_tops: the limbs swung when the ``rigid_sub_bases=True`` groups are held rigid
             (``held_limb_tops``): a top inside such a group moved down its branch, past the
             group (swinging a neck about the chest would bend the chest's group).
@@ -174,12 +175,14 @@ def limb_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, tops
 
 
 def _limb_centres(parents: np.ndarray, tops: np.ndarray) -> list[int]:
-    """The joints with children inside limbs (at or below a limb top)."""
+    """The joints with children inside limbs (at or below a limb top; below the pivot of an
+    entry -(pivot + 1))."""
     n = parents.shape[0]
     inside = np.zeros(n, dtype=bool)
-    top_set = {int(t) for t in tops}
+    top_set = {int(t) for t in tops if t >= 0}
+    below = {-int(t) - 1 for t in tops if t < 0}
     for j in range(1, n):
-        inside[j] = j in top_set or inside[parents[j]]
+        inside[j] = j in top_set or parents[j] in below or inside[parents[j]]
     n_children = np.bincount(parents[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
     return [j for j in range(n) if inside[j] and n_children[j] >= 1]
 
@@ -196,6 +199,47 @@ def auto_groups(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray, tops
 #: The largest spread of a limb's leaves, as a fraction of their distance from the pivot.
 LIMB_SPREAD = 0.5
 
+#: How far off its sibling bone a twist branch may lie (perpendicular distance, and overshoot
+#: past either end), as a fraction of that bone's length.
+TWIST_OFF_LINE = 0.05
+
+
+def twist_branches(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """(n,) bool: the joints of *twist branches*, in the rest pose.
+
+    A twist branch leaves a joint b as an unbranched chain ending in a leaf, and every joint of
+    it lies on a sibling bone, the segment from b to another child of b (within
+    ``TWIST_OFF_LINE`` of that bone's length): the twist bones of Unreal and Rokoko rigs
+    (``upperarm_twist_01_l`` halfway down the upper arm, beside ``lowerarm_l``), which only roll
+    about the bone they sit on. A chain lying on b itself (all of zero length) is not one.
+    """
+    n = parents.shape[0]
+    children = child_lists(parents)
+    twist = np.zeros(n, dtype=bool)
+    for b in range(n):
+        if len(children[b]) < 2:
+            continue
+        for k in children[b]:
+            chain = [k]
+            while len(children[chain[-1]]) == 1:
+                chain.append(children[chain[-1]][0])
+            if children[chain[-1]]:
+                continue  # branches further down: a limb of its own
+            offsets = rest[chain] - rest[b]
+            if not (np.linalg.norm(offsets, axis=1) > 0.0).any():
+                continue
+            for sibling in children[b]:
+                if sibling == k or lengths[sibling] <= 0.0:
+                    continue
+                axis = rest[sibling] - rest[b]
+                along = offsets @ axis / (lengths[sibling] ** 2)
+                off = np.linalg.norm(offsets - along[:, None] * axis, axis=1) / lengths[sibling]
+                if (off <= TWIST_OFF_LINE).all() and (along >= -TWIST_OFF_LINE).all() \
+                        and (along <= 1.0 + TWIST_OFF_LINE).all():
+                    twist[chain] = True
+                    break
+    return twist
+
 
 def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
               max_spread: float = LIMB_SPREAD) -> np.ndarray:
@@ -203,40 +247,52 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
 
     A *branch* leaves the root or a joint with several children and runs down while each joint
     has one child (a leg from the pelvis to the toe, an arm from the chest to the wrist, a
-    finger from the wrist). The branch is a *limb* when the leaves below it sit close together
+    finger from the wrist); twist branches (``twist_branches``) do not count as children here,
+    so an Unreal arm runs on past the twist bones of its upper arm and forearm. The branch is a
+    *limb* when the leaves below it (those of twist branches left out) sit close together
     compared with their distance from the pivot (spread at most ``max_spread`` times that
     distance): a leg, an arm with its hand, a head. A spine carrying both arms and the head is
     not. The limb's *top* is the joint at the far end of the branch's longest bone, and the
     limb (the top and everything below it) swings about the top's parent, the *pivot*: the hip
     or shoulder joint, past any short or zero-length pelvis and collar bones, which thus do not
-    swing.
+    swing. Where the pivot lies inside the branch and carries twist branches, the entry is
+    -(pivot + 1): everything below the pivot swings, its twist bones too (``limb_span`` in
+    ``fabrik.kernels.fabrik_skeleton``).
 
-    Returns the tops as an int64 array in increasing index order (ancestors first, since
-    ``parents[i] < i``); the pivots are ``parents[tops]``. Empty for a skeleton without branches.
+    Returns the entries as an int64 array, ancestors first (ordered by the joint they hang
+    from). Empty for a skeleton without branches.
     """
     n = parents.shape[0]
     children = child_lists(parents)
+    twist = twist_branches(parents, lengths, rest)
+    real = [[c for c in children[j] if not twist[c]] for j in range(n)]
     leaves: list[list[int]] = [[] for _ in range(n)]
     for j in range(n - 1, -1, -1):
-        leaves[j] = [j] if not children[j] else [x for c in children[j] for x in leaves[c]]
-    tops: set[int] = set()
+        if not children[j]:
+            leaves[j] = [j]
+        else:
+            leaves[j] = [x for c in children[j] for x in leaves[c]]
+    entries: dict[int, float] = {}
     for branch_point in range(n):
-        if branch_point != 0 and len(children[branch_point]) < 2:
+        if branch_point != 0 and len(real[branch_point]) < 2:
             continue
-        for first in children[branch_point]:
+        for first in real[branch_point]:
             path = [first]
-            while len(children[path[-1]]) == 1:
-                path.append(children[path[-1]][0])
+            while len(real[path[-1]]) == 1:
+                path.append(real[path[-1]][0])
             longest = max(path, key=lambda j: lengths[j])  # the first of equals
             if lengths[longest] <= 0.0:
                 continue
             pivot = int(parents[longest])
-            ends = rest[leaves[first]]
+            ends = rest[[x for x in leaves[first] if not twist[x]] or leaves[first]]
             reach = float(np.linalg.norm(ends.mean(axis=0) - rest[pivot]))
             spread = float(np.linalg.norm(ends[:, None, :] - ends[None, :, :], axis=2).max())
             if reach > 0.0 and spread <= max_spread * reach:
-                tops.add(longest)
-    return np.array(sorted(tops), dtype=np.int64)
+                if longest != first and len(children[pivot]) > 1:
+                    entries[-(pivot + 1)] = pivot + 0.5
+                else:
+                    entries[longest] = float(longest)
+    return np.array(sorted(entries, key=entries.get), dtype=np.int64)
 
 
 def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, in_group: np.ndarray) -> np.ndarray:
@@ -246,14 +302,18 @@ def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, i
     first bone on a rigid palm) would bend the group, so such a limb swings lower down instead:
     its top moves to the joint at the far end of the longest bone further down its branch that
     lies outside every group (the finger then swings about its knuckle, the head about its neck).
-    A limb with no such bone is not swung. ``in_group``: (n,) as ``rigid_groups``'s fifth array.
-    Returns int64 tops in increasing index order.
+    A limb with no such bone is not swung. Entries that swing everything below their pivot
+    (negative, see ``limb_tops``) turn any group there as one body and are kept.
+    ``in_group``: (n,) as ``rigid_groups``'s fifth array. Returns int64 entries, ancestors first.
     """
     children = child_lists(parents)
-    held: set[int] = set()
+    held: dict[int, float] = {}
     for top in tops.tolist():
+        if top < 0:
+            held[top] = -top - 0.5
+            continue
         if in_group[top] < 0:
-            held.add(top)
+            held[top] = float(top)
             continue
         below = []
         j = top
@@ -262,8 +322,15 @@ def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, i
             below.append(j)
         below = [j for j in below if in_group[j] < 0 and lengths[j] > 0.0]
         if below:
-            held.add(max(below, key=lambda j: lengths[j]))  # the first of equals
-    return np.array(sorted(held), dtype=np.int64)
+            lower = max(below, key=lambda j: lengths[j])  # the first of equals
+            held[lower] = float(lower)
+    return np.array(sorted(held, key=held.get), dtype=np.int64)
+
+
+def limb_pivot(parents: np.ndarray, entry: int) -> int:
+    """The joint a ``limb_tops`` entry swings about (its parent, or the joint an entry -(c + 1)
+    names)."""
+    return -entry - 1 if entry < 0 else int(parents[entry])
 
 
 #: What the kernel gets when limbs do not swing.
@@ -690,5 +757,5 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     return SequenceSolution(out, iterations, errors, codes, "fabrik", tuple(skeleton.names[j] for j in idx.tolist()))
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
+__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_pivot", "twist_branches", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
            "target_arrays", "DEFAULT_MAX_ITER"]
