@@ -310,13 +310,21 @@ def test_written_file_holds_the_solution_where_bvh_turns_a_pelvis_as_one(tmp_pat
     assert "the written BVH is up to" in report.table()
 
 
-def _with_reference_node(text: str) -> str:
-    """A BVH whose static 'reference' root carries the file's root, which keeps its channels."""
+def _with_reference_node(text: str, ik_offset=None) -> str:
+    """A BVH whose static 'reference' root carries the file's root, which keeps its channels;
+    with ``ik_offset`` the reference also carries an Unreal-style IK branch (``ik_root`` at that
+    offset, and ``ik_foot`` below it), after the body."""
     head, motion = text.split("MOTION\n")
     body = head.replace("HIERARCHY\n", "", 1)
     body = "\n".join("\t" + line for line in body.splitlines())
     lines = motion.splitlines()
     frames = [("0 0 0 0 0 0 " + row) for row in lines[2:]]
+    if ik_offset is not None:
+        body += ("\n\tJOINT ik_root\n\t{\n\t\tOFFSET " + " ".join(map(str, ik_offset)) +
+                 "\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\t\tJOINT ik_foot\n\t\t{\n\t\t\tOFFSET 9 2 3"
+                 "\n\t\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\t\t\tEnd Site\n\t\t\t{\n\t\t\t\tOFFSET 0 0 1"
+                 "\n\t\t\t}\n\t\t}\n\t}")
+        frames = [row + " 0 0 0 5 0 0" for row in frames]
     return ("HIERARCHY\nROOT reference\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition "
             "Zrotation Yrotation Xrotation\n" + body.replace("ROOT ", "JOINT ", 1) + "\n}\nMOTION\n"
             + "\n".join(lines[:2] + frames) + "\n")
@@ -338,6 +346,32 @@ def test_a_moving_joint_under_a_static_reference_root_becomes_the_root(tmp_path)
         assert rb.median_error == pytest.approx(ra.median_error, rel=1e-9, abs=1e-12)
         assert rb.positions.shape[1] == s_ref.n_joints
     assert b.out_max_error < 1e-6 * b.skeleton_height
+
+
+@needs_skeleton_fabrik
+def test_a_moving_pelvis_beside_ik_bones_at_the_root_becomes_the_root(tmp_path):
+    """An Unreal-style file: a fixed root carries the moving pelvis and, at its own origin, IK
+    bones; the body is rebuilt from the pelvis down and the IK bones keep their recorded motion."""
+    plain = tmp_path / "walk.bvh"
+    skel, motion = _saved_walk(plain, 30)
+    a, _, _ = reconstruct_file(plain, methods=["fabrik", "ccd"])
+    ue = tmp_path / "ue.bvh"
+    ue.write_text(_with_reference_node(plain.read_text(), ik_offset=(0, 0, 0)))
+    out = tmp_path / "rec.bvh"
+    b, s_ue, m_ue = reconstruct_file(ue, methods=["fabrik", "ccd"], out=out)
+    assert any("'Hips' is the root here" in note and "ik_foot" in note for note in b.notes)
+    assert "ik_foot_End" not in b.effectors
+    for ra, rb in zip(a.results, b.results):
+        assert rb.median_error == pytest.approx(ra.median_error, rel=1e-9, abs=1e-12)
+    assert b.out_max_error < 1e-6 * b.skeleton_height
+    s_out, m_out = load_bvh(out)
+    ik = [s_out.index(name) for name in ("ik_root", "ik_foot", "ik_foot_End")]
+    np.testing.assert_allclose(m_out.world_positions(s_out)[:, ik], m_ue.world_positions(s_ue)[:, ik], atol=1e-6)
+    # an IK branch hung away from the root's origin could be part of the body: refused
+    away = tmp_path / "away.bvh"
+    away.write_text(_with_reference_node(plain.read_text(), ik_offset=(0, 5, 0)))
+    with pytest.raises(ValueError, match="'Hips' moves relative to its parent 'reference'"):
+        reconstruct_file(away, methods=["fabrik"])
 
 
 def _spine_with_position_channels(path, n_frames, scales):

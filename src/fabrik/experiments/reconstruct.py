@@ -453,12 +453,12 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options))
     pivots, centres = (), ()
     if "fabrik" in methods or CONSTRAINED_METHOD in methods:
-        from fabrik.solvers.skeleton_fabrik import limb_arrays, rigid_group_arrays, skeleton_arrays
+        from fabrik.solvers.skeleton_fabrik import limb_arrays, limb_pivot, rigid_group_arrays, skeleton_arrays
 
         arrays = skeleton_arrays(skeleton)
         if swing_limbs:
             tops = limb_arrays(arrays, True, rigid_sub_bases if "fabrik" in methods else False)[0]
-            pivots = tuple(dict.fromkeys(skeleton.names[skeleton.parents[t]] for t in tops))
+            pivots = tuple(dict.fromkeys(skeleton.names[limb_pivot(skeleton.parents, t)] for t in tops))
         if "fabrik" in methods:
             group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
             centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
@@ -490,6 +490,40 @@ def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
     return start, stop, step
 
 
+def _below(parents: np.ndarray, j: int, a: int) -> bool:
+    """Whether joint ``j`` lies below joint ``a``."""
+    j = int(parents[j])
+    while j >= 0 and j != a:
+        j = int(parents[j])
+    return j == a
+
+
+def _body_root(parents: np.ndarray, moving: Sequence[int], apart: np.ndarray) -> int:
+    """The joint the body hangs from when joints ``moving`` change their translations, or -1.
+
+    It is a moving joint whose ancestors carry no other branch except ones starting at the
+    ancestor itself (``apart[k]`` False: zero OFFSET, as an Unreal root's ``ik_foot_root``), with
+    every other moving joint on that chain or on such a branch; the candidate with the most joints
+    below it. ``apart`` (n,) bool: the joint's translation from its parent is not zero."""
+    n = parents.shape[0]
+    best, best_size = -1, 0
+    for top in moving:
+        chain = []
+        a = int(parents[top])
+        while a >= 0:
+            chain.append(a)
+            a = int(parents[a])
+        sides = [k for k in range(1, n) if int(parents[k]) in chain and k != top and k not in chain]
+        if any(apart[k] for k in sides):
+            continue
+        outside = [j for j in moving if j != top and j not in chain
+                   and not any(j == k or _below(parents, j, k) for k in sides)]
+        size = sum(1 for j in range(n) if _below(parents, j, top))
+        if not outside and size >= best_size:
+            best, best_size = int(top), size
+    return best
+
+
 def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleton, np.ndarray, tuple[str, ...]]:
     """The skeleton the solvers get for a recorded motion, the joints it covers, and notes.
 
@@ -499,10 +533,14 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     * translations that stay constant (within ``OUT_TOL`` of the body's size; 6-channel joints
       written by many exporters) become the skeleton's offsets;
     * translations that change over the frames change bone lengths, which no fixed-length solver
-      can follow. When every such joint lies on the single-child chain from the root (a static
+      can follow. When such joints lie above the whole body, on the chain from the root whose
+      joints carry no other branch except ones starting at the joint itself (a static
       ``reference`` node above ``Hips`` that carries the walk in its own position channels, as
-      MotionBuilder writes), the deepest of them becomes the root of the reconstruction and the
-      joints above it keep their recorded motion; anywhere else, ValueError naming the joints.
+      MotionBuilder writes; an Unreal ``pelvis`` moving under a ``root`` that also carries
+      ``ik_foot_root`` and ``ik_hand_root`` at its origin), the deepest of them becomes the root
+      of the reconstruction, and the joints outside the body it carries (above it, or on those
+      branches) keep their recorded motion; anywhere else (a moving joint inside the body),
+      ValueError naming the joint.
 
     Returns (skeleton, joints, notes): ``joints`` (m,) the indices of ``skeleton``'s joints the
     returned skeleton has, in order (its root first), and notes for the report; the input
@@ -518,29 +556,32 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     parents = skeleton.parents
     top = 0
     if moving:
-        n_children = np.bincount(parents[1:], minlength=n)
-        for j in moving:
-            a = int(parents[j])
-            while a >= 0 and n_children[a] == 1:
-                a = int(parents[a])
-            if a >= 0:
-                lengths = np.linalg.norm(local[:, j], axis=1)
-                raise ValueError(
-                    f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "
-                    f"position channels (bone length {lengths.min():.6g} to {lengths.max():.6g} over the frames); "
-                    "reconstruction keeps bone lengths fixed and can only follow a moving root, or moving joints "
-                    "on the single chain above the whole body (a reference node above the hips)")
-        top = max(moving)
-    # every joint above ``top`` has one child (checked above) and parents come before children, so
-    # the joints above it are 0..top-1 and everything from ``top`` on hangs below it
-    joints = np.arange(top, n, dtype=np.int64)
+        top = _body_root(parents, moving, np.linalg.norm(local[0], axis=1) > tol)
+        if top < 0:
+            inner = [j for j in moving if not any(_below(parents, k, j) for k in moving if k != j)]
+            j = max(inner, key=lambda j: j)
+            lengths = np.linalg.norm(local[:, j], axis=1)
+            raise ValueError(
+                f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "
+                f"position channels (bone length {lengths.min():.6g} to {lengths.max():.6g} over the frames); "
+                "reconstruction keeps bone lengths fixed and can only follow a moving root, or moving joints "
+                "above the whole body (a reference node above the hips)")
+    # the body: ``top`` and every joint below it; the others (the joints above it and their other
+    # branches, such as an Unreal rig's IK bones) keep their recorded motion
+    inside = np.ones(n, dtype=bool)
+    if top:
+        inside[:top] = False
+        for k in range(top + 1, n):
+            inside[k] = inside[parents[k]]
+    joints = np.flatnonzero(inside).astype(np.int64)
     offsets = local[0, joints].copy()
     offsets[0] = skeleton.offsets[0] if top == 0 else first[top]
     notes = []
     if top:
-        notes.append(f"{skeleton.names[top]!r} is the root here: the joints above it "
-                     f"({', '.join(skeleton.names[:top])}) "
-                     "move it through position channels, so they keep their recorded motion")
+        outside = [skeleton.names[j] for j in np.flatnonzero(~inside)]
+        notes.append(f"{skeleton.names[top]!r} is the root here: it moves in its position channels, so the "
+                     f"{len(outside)} joint(s) outside the body it carries ({', '.join(outside[:5])}"
+                     f"{', ...' if len(outside) > 5 else ''}) keep their recorded motion")
     if top == 0 and np.array_equal(offsets, skeleton.offsets):
         return skeleton, joints, ()
     changed = [skeleton.names[j] for j in joints[1:] if not np.allclose(local[0, j], skeleton.offsets[j],
@@ -548,8 +589,9 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     if changed:
         notes.append(f"bones from the position channels, not the OFFSETs, of {len(changed)} joint(s) "
                      f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''})")
-    sub_parents = np.concatenate([[-1], parents[top + 1:] - top])
-    sub = Skeleton(tuple(skeleton.names[top:]), sub_parents, offsets)
+    renumber = np.cumsum(inside) - 1
+    sub_parents = np.concatenate([[-1], renumber[parents[joints[1:]]]])
+    sub = Skeleton(tuple(skeleton.names[j] for j in joints), sub_parents, offsets)
     return sub, joints, tuple(notes)
 
 
