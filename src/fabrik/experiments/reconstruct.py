@@ -558,8 +558,7 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     if moving:
         top = _body_root(parents, moving, np.linalg.norm(local[0], axis=1) > tol)
         if top < 0:
-            inner = [j for j in moving if not any(_below(parents, k, j) for k in moving if k != j)]
-            j = max(inner, key=lambda j: j)
+            j = max(moving)  # the deepest: nothing below it moves
             lengths = np.linalg.norm(local[:, j], axis=1)
             raise ValueError(
                 f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "

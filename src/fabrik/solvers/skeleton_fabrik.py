@@ -272,7 +272,7 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
             leaves[j] = [j]
         else:
             leaves[j] = [x for c in children[j] for x in leaves[c]]
-    entries: dict[int, float] = {}
+    entries: set[int] = set()
     for branch_point in range(n):
         if branch_point != 0 and len(real[branch_point]) < 2:
             continue
@@ -289,10 +289,10 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
             spread = float(np.linalg.norm(ends[:, None, :] - ends[None, :, :], axis=2).max())
             if reach > 0.0 and spread <= max_spread * reach:
                 if longest != first and len(children[pivot]) > 1:
-                    entries[-(pivot + 1)] = pivot + 0.5
+                    entries.add(-(pivot + 1))
                 else:
-                    entries[longest] = float(longest)
-    return np.array(sorted(entries, key=entries.get), dtype=np.int64)
+                    entries.add(longest)
+    return _ancestors_first(entries)
 
 
 def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, in_group: np.ndarray) -> np.ndarray:
@@ -307,13 +307,10 @@ def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, i
     ``in_group``: (n,) as ``rigid_groups``'s fifth array. Returns int64 entries, ancestors first.
     """
     children = child_lists(parents)
-    held: dict[int, float] = {}
+    held: set[int] = set()
     for top in tops.tolist():
-        if top < 0:
-            held[top] = -top - 0.5
-            continue
-        if in_group[top] < 0:
-            held[top] = float(top)
+        if top < 0 or in_group[top] < 0:
+            held.add(top)
             continue
         below = []
         j = top
@@ -322,9 +319,14 @@ def held_limb_tops(parents: np.ndarray, lengths: np.ndarray, tops: np.ndarray, i
             below.append(j)
         below = [j for j in below if in_group[j] < 0 and lengths[j] > 0.0]
         if below:
-            lower = max(below, key=lambda j: lengths[j])  # the first of equals
-            held[lower] = float(lower)
-    return np.array(sorted(held, key=held.get), dtype=np.int64)
+            held.add(max(below, key=lambda j: lengths[j]))  # the first of equals
+    return _ancestors_first(held)
+
+
+def _ancestors_first(entries) -> np.ndarray:
+    """``limb_tops`` entries as int64, each after those it hangs below: a top t by t, an entry
+    -(c + 1) (everything below c) just after c, since ``parents[i] < i``."""
+    return np.array(sorted(entries, key=lambda t: t if t >= 0 else -t - 0.5), dtype=np.int64)
 
 
 def limb_pivot(parents: np.ndarray, entry: int) -> int:
