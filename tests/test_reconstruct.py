@@ -467,3 +467,96 @@ def test_rigid_sub_bases_take_the_command_line_names():
         a = solve(body, targets=targets, rigid_sub_bases=name, swing_limbs=True)
         b = solve(body, targets=targets, rigid_sub_bases=value, swing_limbs=True)
         assert np.array_equal(a.positions, b.positions)
+
+
+def _scaled_walk(n_frames: int, scale: float):
+    """The sample walk in other units: every offset and position times ``scale``."""
+    skel, motion = sample_walk(n_frames=n_frames)
+    scaled = Skeleton.from_parents(skel.names, skel.parents, np.asarray(skel.offsets) * scale)
+    return scaled, motion.world_positions(skel) * scale
+
+
+@needs_skeleton_fabrik
+def test_pool_reports_pools_errors_as_fractions_of_each_height():
+    from fabrik.experiments.reconstruct import pool_reports
+
+    takes = [_scaled_walk(24, 1.0), _scaled_walk(12, 0.01)]  # centimetres and metres
+    reports = [reconstruct(skel, truth, methods=["fabrik", "ccd"], source=f"take{i}")
+               for i, (skel, truth) in enumerate(takes)]
+    pooled = pool_reports(reports)
+    assert pooled.sources == ("take0", "take1") and pooled.frames == 36
+    assert [r.method for r in pooled.results] == ["fabrik", "ccd"]
+    for row in pooled.results:
+        rel = np.concatenate([rep.result(row.method).inner_errors.ravel() / rep.skeleton_height for rep in reports])
+        assert rel.size == sum(rep.frames * len(rep.evaluated) for rep in reports)
+        assert row.median_error_rel == pytest.approx(np.median(rel))
+        assert row.mean_error_rel == pytest.approx(rel.mean())
+        assert row.p95_error_rel == pytest.approx(np.percentile(rel, 95))
+        seconds = sum(rep.frames / rep.result(row.method).frames_per_second for rep in reports)
+        assert row.frames_per_second == pytest.approx(36 / seconds)
+        iters = (24 * reports[0].result(row.method).mean_iterations
+                 + 12 * reports[1].result(row.method).mean_iterations) / 36
+        assert row.mean_iterations == pytest.approx(iters)
+    # each take's lowest median is counted once, for whichever method had it
+    assert sum(r.lowest_median_takes for r in pooled.results) >= 2
+    for rep in reports:
+        best = min(rep.results, key=lambda r: r.median_error).method
+        assert pooled.results[[r.method for r in pooled.results].index(best)].lowest_median_takes >= 1
+    payload = pooled.to_json()
+    assert payload["takes"] == 2 and {"median_error_rel", "lowest_median_takes"} <= set(payload["results"][0])
+    json.dumps(payload)
+    assert "Pooled over 2 takes, 36 frames" in pooled.table()
+
+
+@needs_skeleton_fabrik
+def test_pool_reports_keeps_the_methods_every_take_has():
+    from fabrik.experiments.reconstruct import pool_reports
+
+    skel, truth = _scaled_walk(6, 1.0)
+    both = reconstruct(skel, truth, methods=["fabrik", "ccd"])
+    ccd_only = reconstruct(skel, truth, methods=["ccd"])
+    assert [r.method for r in pool_reports([both, ccd_only]).results] == ["ccd"]
+    fabrik_only = reconstruct(skel, truth, methods=["fabrik"])
+    with pytest.raises(ValueError, match="no method in common"):
+        pool_reports([ccd_only, fabrik_only])
+    with pytest.raises(ValueError, match="at least one"):
+        pool_reports([])
+
+
+@needs_skeleton_fabrik
+def test_cli_pools_several_takes_and_skips_a_bad_one(tmp_path, capsys):
+    from fabrik.cli import main
+
+    files = []
+    for name, n in (("walk_a.bvh", 20), ("walk_b.bvh", 16)):
+        skel, motion = sample_walk(n_frames=n)
+        save_bvh(tmp_path / name, skel, motion)
+        files.append(str(tmp_path / name))
+    bad = tmp_path / "broken.bvh"
+    bad.write_text("HIERARCHY\nROOT a\n{\n")
+    rc = main(["reconstruct", files[0], str(bad), files[1], "--methods", "fabrik,ccd", "--json",
+               str(tmp_path / "pooled.json"), "--out", str(tmp_path / "rec")])
+    captured = capsys.readouterr()
+    assert rc == 1  # a take was skipped
+    assert "skipped" in captured.err and "broken.bvh" in captured.err and "line" in captured.err
+    assert "Pooled over 2 takes, 36 frames" in captured.out
+    payload = json.loads((tmp_path / "pooled.json").read_text())
+    assert [t["frames"] for t in payload["takes"]] == [20, 16]
+    assert payload["pooled"]["takes"] == 2 and payload["pooled"]["frames"] == 36
+    assert [s["source"] for s in payload["skipped"]] == [str(bad)]
+    for name in ("walk_a.bvh", "walk_b.bvh"):
+        s2, m2 = load_bvh(tmp_path / "rec" / name)
+        assert m2.n_frames in (20, 16)
+
+
+def test_cli_refuses_a_file_out_and_clashing_names_for_several_takes(tmp_path, capsys):
+    from fabrik.cli import main
+
+    (tmp_path / "x").mkdir()
+    a, b = tmp_path / "walk.bvh", tmp_path / "x" / "walk.bvh"
+    assert main(["reconstruct", str(a), str(b), "--out", str(tmp_path / "o.bvh")]) == 2
+    assert "give a folder" in capsys.readouterr().err
+    assert main(["reconstruct", str(a), str(b), "--out", str(tmp_path / "o")]) == 2
+    assert "would both be written" in capsys.readouterr().err
+    assert main(["reconstruct", str(tmp_path / "missing1.bvh"), str(tmp_path / "missing2.bvh")]) == 2
+    assert "no take could be reconstructed" in capsys.readouterr().err

@@ -6,11 +6,18 @@ reports how far each method's inner joints land from the recorded ones (see
 constraints JSON file) adds, after each requested method that has one, its variant with joint
 limits (``fabrik-constrained``, ``ccd-constrained``, ``jacobian-dls-constrained``, ...), each with
 the largest limit violation it shows in any frame (radians).
+
+Given several files (``fabrik reconstruct takes/*.bvh``), each take gets its own table and then a
+pooled one (``fabrik.experiments.reconstruct.pool_reports``); ``--out`` is then a folder that
+receives one BVH per take, and a take that cannot be read or solved is skipped with its reason
+(the exit code is then 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from fabrik.cli._common import parse_method_options, parse_methods, prepare_output, show_progress, write_json
 
@@ -19,8 +26,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("reconstruct", help="Table 2: reconstruct a BVH motion from its end effectors",
                        description="Reconstruct every frame of a BVH file from the recorded positions of its "
                                    "end effectors and root, with each IK method, and report the inner-joint "
-                                   "errors (Table 2 of the paper).")
-    p.add_argument("file", metavar="FILE.bvh", help="motion capture file")
+                                   "errors (Table 2 of the paper). Several files: a table per take, then the "
+                                   "errors pooled over all of them.")
+    p.add_argument("files", nargs="+", metavar="FILE.bvh",
+                   help="motion capture file(s); with several, each is reported and then all are pooled")
     p.add_argument("--effectors", metavar="NAMES",
                    help="comma-separated joint names used as targets (default: every leaf; zero-length End "
                         "Sites stand for their parent)")
@@ -32,11 +41,13 @@ def add_parser(sub) -> None:
                         "starts with '-' needs '=', as in --frames=-100:)")
     p.add_argument("--out", metavar="OUT.bvh", help="write a reconstruction as BVH with the input's hierarchy "
                                                     "(FABRIK's, or fabrik-constrained's with --constraints; see "
-                                                    "--out-method)")
+                                                    "--out-method); with several files, a folder that gets "
+                                                    "one FILE.bvh per take")
     p.add_argument("--out-method", metavar="NAME",
                    help="the method whose reconstruction --out writes (default fabrik, or fabrik-constrained with "
                         "--constraints); run even when --methods leaves it out")
-    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON (with several files: every "
+                                                  "take's results and the pooled ones)")
     p.add_argument("--tol", type=float, default=None,
                    help="solver tolerance in file units (default: 1e-3 x skeleton height)")
     p.add_argument("--max-iter", type=int, default=None, help="iteration cap per frame (default: each method's)")
@@ -61,7 +72,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fabrik.experiments.reconstruct import DEFAULT_METHODS, SUFFIX, reconstruct_file
+    from fabrik.experiments.reconstruct import DEFAULT_METHODS, SUFFIX, pool_reports, reconstruct_file
     from fabrik.solvers import methods
 
     available = methods("skeleton")
@@ -86,19 +97,65 @@ def run(args: argparse.Namespace) -> int:
         parse_methods(args.out_method, available)
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
+    several = len(args.files) > 1
+    outs = _out_paths(args.files, args.out) if several else [args.out]
     prepare_output(args.json, "--json")
-    prepare_output(args.out, "--out")
+    prepare_output(args.out, "--out", folder=several)
     needy = [m for m in chosen if m.endswith(SUFFIX)]
     if args.constraints is None and needy:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
-    report, _, _ = reconstruct_file(args.file, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
-                                    max_iter=args.max_iter, out=args.out, progress=show_progress(),
-                                    constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
-                                    swing_limbs=not args.no_limb_swing,
-                                    method_options=parse_method_options(args.option), out_method=args.out_method)
-    print(report.table())
-    if args.out:
-        print(f"wrote {args.out} ({report.out_method} reconstruction)")
+    options = parse_method_options(args.option)
+
+    def one(path, out):
+        report, _, _ = reconstruct_file(path, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
+                                        max_iter=args.max_iter, out=out, progress=show_progress(),
+                                        constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
+                                        swing_limbs=not args.no_limb_swing, method_options=options,
+                                        out_method=args.out_method)
+        print(report.table())
+        if out:
+            print(f"wrote {out} ({report.out_method} reconstruction)")
+        return report
+
+    if not several:
+        report = one(args.files[0], args.out)
+        if args.json:
+            print(f"wrote {write_json(args.json, report.to_json())}")
+        return 0
+    reports, skipped = [], []
+    for path, out in zip(args.files, outs):
+        try:
+            reports.append(one(path, out))
+        except (ValueError, OSError) as exc:  # one bad take does not lose the others
+            skipped.append({"source": str(path), "error": str(exc)})
+            print(f"fabrik reconstruct: skipped {path}: {exc}", file=sys.stderr)
+        print()
+    if not reports:
+        raise ValueError("no take could be reconstructed: "
+                         + "; ".join(f"{s['source']}: {s['error']}" for s in skipped))
+    pooled = pool_reports(reports)
+    print(pooled.table())
+    if skipped:
+        print(f"skipped {len(skipped)} of {len(args.files)} takes: {', '.join(s['source'] for s in skipped)}")
     if args.json:
-        print(f"wrote {write_json(args.json, report.to_json())}")
-    return 0
+        payload = {"experiment": "table2-reconstruction", "takes": [r.to_json() for r in reports],
+                   "pooled": pooled.to_json(), "skipped": skipped}
+        print(f"wrote {write_json(args.json, payload)}")
+    return 1 if skipped else 0
+
+
+def _out_paths(files: list[str], out: str | None) -> list[str | None]:
+    """With several files, ``--out`` is a folder: take ``a/walk.bvh`` is written to ``OUT/walk.bvh``.
+    Refuses an ``--out`` that names a .bvh file, and two takes that would share a name."""
+    if out is None:
+        return [None] * len(files)
+    if out.lower().endswith(".bvh"):
+        raise ValueError(f"--out {out!r} names a file, but {len(files)} files are reconstructed: give a folder, "
+                         "which gets one FILE.bvh per take")
+    names: dict[str, str] = {}
+    for f in files:
+        name = Path(f).name
+        if name in names:
+            raise ValueError(f"--out: {names[name]!r} and {f!r} would both be written to {name!r} in {out!r}")
+        names[name] = f
+    return [str(Path(out) / Path(f).name) for f in files]

@@ -28,6 +28,11 @@ the unconstrained one. Each starts from the recording's first-frame joint frames
 frames. A constrained row also reports ``max_limit_violation``: the largest amount (radians) by
 which any limit is exceeded in any reconstructed frame (``limit_violations``, the same checker for
 every method).
+
+Several takes (``pool_reports``, CLI ``fabrik reconstruct A.bvh B.bvh ...``): each take is solved
+and reported on its own, then each method's errors are pooled over every evaluated joint in every
+frame of every take, as fractions of each take's skeleton height (so takes in different units
+pool), with the number of takes where each method had the lowest median.
 """
 
 from __future__ import annotations
@@ -129,9 +134,12 @@ class MethodResult:
     max_limit_violation: float | None = None
     #: the method options the run gave (``method_options``), e.g. ``{"damping": 0.02}``
     options: dict = field(default_factory=dict)
+    #: (F, m) each evaluated joint's error in each frame (file units; not written to JSON), the
+    #: samples behind the median, mean and 95th percentile (``pool_reports`` pools them)
+    inner_errors: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "positions"}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("positions", "inner_errors")}
         return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in d.items()}
 
 
@@ -245,6 +253,91 @@ class ReconstructionReport:
                          "such joints hang from one another (twist bones beside a limb's own bones)")
             lines.append(note)
         return "\n".join(lines)
+
+
+#: Medians within this fraction of the lowest tie for it (``PooledResult.lowest_median_takes``).
+TIE = 1e-6
+
+
+@dataclass(frozen=True)
+class PooledResult:
+    """One method over several takes. Errors are fractions of each take's skeleton height, so that
+    takes in different units pool; the median, mean and 95th percentile are over every evaluated
+    joint in every frame of every take (a long take weighs more than a short one)."""
+
+    method: str
+    median_error_rel: float
+    mean_error_rel: float
+    p95_error_rel: float
+    mean_effector_error_rel: float
+    mean_iterations: float
+    frames_per_second: float
+    #: the takes where this method has the lowest median error of the methods pooled (ties, within
+    #: ``TIE`` of the lowest, count for each method that shares it: DLS and SVD-DLS agree to rounding)
+    lowest_median_takes: int
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class PooledReport:
+    """Several takes' reconstructions pooled (``pool_reports``); ``table()`` prints it,
+    ``to_json()`` gives the payload's ``"pooled"`` part."""
+
+    sources: tuple[str, ...]
+    frames: int
+    results: tuple[PooledResult, ...]
+
+    def to_json(self) -> dict:
+        return {"takes": len(self.sources), "sources": list(self.sources), "frames": self.frames,
+                "results": [r.to_dict() for r in self.results]}
+
+    def table(self) -> str:
+        w = max([20] + [len(r.method) + 2 for r in self.results])
+        head = (f"{'method':<{w}}{'median/h':>10}{'mean/h':>10}{'p95/h':>10}{'eff err/h':>11}{'iters':>8}"
+                f"{'frames/s':>10}{'lowest in':>11}")
+        lines = [f"Pooled over {len(self.sources)} takes, {self.frames} frames (errors as fractions of each take's "
+                 f"skeleton height)", head, "-" * len(head)]
+        for r in self.results:
+            lines.append(f"{r.method:<{w}}{r.median_error_rel:>10.4g}{r.mean_error_rel:>10.4g}{r.p95_error_rel:>10.4g}"
+                         f"{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}{r.frames_per_second:>10.0f}"
+                         f"{f'{r.lowest_median_takes}/{len(self.sources)}':>11}")
+        lines.append("lowest in: the takes where the row has the lowest median error (a tie counts for each)")
+        return "\n".join(lines)
+
+
+def pool_reports(reports: Sequence[ReconstructionReport]) -> PooledReport:
+    """Pool the reports of several takes, one row per method that every report holds (in the
+    first report's order). Errors are divided by each take's skeleton height before pooling;
+    mean iterations are over all frames, frames per second is all frames over all the solving
+    time, and the effector error is the mean over every effector in every frame."""
+    if not reports:
+        raise ValueError("pool_reports needs at least one report")
+    shared = [r.method for r in reports[0].results if all(any(q.method == r.method for q in rep.results)
+                                                           for rep in reports[1:])]
+    if not shared:
+        raise ValueError("the reports have no method in common: "
+                         + "; ".join(f"{rep.source or '?'}: {', '.join(r.method for r in rep.results)}"
+                                     for rep in reports))
+    for rep in reports:
+        for m in shared:
+            if rep.result(m).inner_errors is None:
+                raise ValueError(f"{rep.source or 'a report'}: the {m} row has no per-joint errors to pool "
+                                 "(made by reconstruct())")
+    lowest = [min(rep.result(m).median_error for m in shared) for rep in reports]
+    frames = sum(rep.frames for rep in reports)
+    rows = []
+    for m in shared:
+        rel = np.concatenate([rep.result(m).inner_errors.ravel() / rep.skeleton_height for rep in reports])
+        seconds = sum(rep.frames / rep.result(m).frames_per_second for rep in reports)
+        samples = [rep.frames * len(rep.effectors) for rep in reports]
+        eff = sum(n * rep.result(m).mean_effector_error_rel for n, rep in zip(samples, reports)) / sum(samples)
+        iters = sum(rep.frames * rep.result(m).mean_iterations for rep in reports) / frames
+        rows.append(PooledResult(m, float(np.median(rel)), float(rel.mean()), float(np.percentile(rel, 95)),
+                                 float(eff), float(iters), frames / seconds if seconds > 0 else float("inf"),
+                                 sum(rep.result(m).median_error <= low * (1 + TIE) for rep, low in zip(reports, lowest))))
+    return PooledReport(tuple(rep.source for rep in reports), frames, tuple(rows))
 
 
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
@@ -442,7 +535,8 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
 
             violation = float(limit_violations(model, out, frames).max())
-        err = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2).ravel()
+        frame_errors = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2)
+        err = frame_errors.ravel()
         eff_err = np.linalg.norm(out[:, eff_arr] - truth[:, eff_arr], axis=2)
         med, mean, p95 = float(np.median(err)), float(err.mean()), float(np.percentile(err, 95))
         results.append(MethodResult(
@@ -450,7 +544,8 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             mean_error_rel=mean / height, p95_error_rel=p95 / height, mean_effector_error=float(eff_err.mean()),
             mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
             mean_iterations=float(iters.mean()), frames_per_second=F / seconds if seconds > 0 else float("inf"),
-            reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options))
+            reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options,
+            inner_errors=frame_errors))
     pivots, centres = (), ()
     if "fabrik" in methods or CONSTRAINED_METHOD in methods:
         from fabrik.solvers.skeleton_fabrik import limb_arrays, limb_pivot, rigid_group_arrays, skeleton_arrays
@@ -720,7 +815,8 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     return report, skeleton, motion
 
 
-__all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "default_effectors",
+__all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodResult", "PooledReport", "PooledResult",
+           "pool_reports", "default_effectors",
            "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "reconstruction_skeleton",
            "resolve_constraints",
            "DEFAULT_METHODS", "CONSTRAINED_METHOD", "SUFFIX"]
