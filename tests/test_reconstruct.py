@@ -560,3 +560,13 @@ def test_cli_refuses_a_file_out_and_clashing_names_for_several_takes(tmp_path, c
     assert "would both be written" in capsys.readouterr().err
     assert main(["reconstruct", str(tmp_path / "missing1.bvh"), str(tmp_path / "missing2.bvh")]) == 2
     assert "no take could be reconstructed" in capsys.readouterr().err
+    # never over the recordings themselves, one take or several
+    skel, motion = sample_walk(n_frames=4)
+    save_bvh(a, skel, motion)
+    before = a.read_text()
+    assert main(["reconstruct", str(a), "--out", str(a)]) == 2
+    assert "overwrite the recording" in capsys.readouterr().err
+    c = tmp_path / "other.bvh"
+    assert main(["reconstruct", str(a), str(c), "--out", str(tmp_path)]) == 2
+    assert "overwrite the recording" in capsys.readouterr().err
+    assert a.read_text() == before

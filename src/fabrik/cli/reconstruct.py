@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
     several = len(args.files) > 1
     outs = _out_paths(args.files, args.out) if several else [args.out]
+    _refuse_overwriting_inputs(args.files, outs)
     prepare_output(args.json, "--json")
     prepare_output(args.out, "--out", folder=several)
     needy = [m for m in chosen if m.endswith(SUFFIX)]
@@ -159,3 +160,12 @@ def _out_paths(files: list[str], out: str | None) -> list[str | None]:
             raise ValueError(f"--out: {names[name]!r} and {f!r} would both be written to {name!r} in {out!r}")
         names[name] = f
     return [str(Path(out) / Path(f).name) for f in files]
+
+
+def _refuse_overwriting_inputs(files: list[str], outs: list[str | None]) -> None:
+    """A reconstruction written over a recording would destroy the ground truth: refuse it."""
+    inputs = {Path(f).resolve(): f for f in files}
+    for out in outs:
+        if out is not None and Path(out).resolve() in inputs:
+            raise ValueError(f"--out {out!r} is the input {inputs[Path(out).resolve()]!r}; writing the reconstruction "
+                             "there would overwrite the recording: choose another path")
