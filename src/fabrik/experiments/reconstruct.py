@@ -314,8 +314,8 @@ def pool_reports(reports: Sequence[ReconstructionReport]) -> PooledReport:
     time, and the effector error is the mean over every effector in every frame."""
     if not reports:
         raise ValueError("pool_reports needs at least one report")
-    shared = [r.method for r in reports[0].results if all(any(q.method == r.method for q in rep.results)
-                                                           for rep in reports[1:])]
+    held = [{r.method for r in rep.results} for rep in reports[1:]]
+    shared = [r.method for r in reports[0].results if all(r.method in methods for methods in held)]
     if not shared:
         raise ValueError("the reports have no method in common: "
                          + "; ".join(f"{rep.source or '?'}: {', '.join(r.method for r in rep.results)}"
@@ -327,11 +327,11 @@ def pool_reports(reports: Sequence[ReconstructionReport]) -> PooledReport:
                                  "(made by reconstruct())")
     lowest = [min(rep.result(m).median_error for m in shared) for rep in reports]
     frames = sum(rep.frames for rep in reports)
+    samples = [rep.frames * len(rep.effectors) for rep in reports]  # effector errors behind each mean
     rows = []
     for m in shared:
         rel = np.concatenate([rep.result(m).inner_errors.ravel() / rep.skeleton_height for rep in reports])
         seconds = sum(rep.frames / rep.result(m).frames_per_second for rep in reports)
-        samples = [rep.frames * len(rep.effectors) for rep in reports]
         eff = sum(n * rep.result(m).mean_effector_error_rel for n, rep in zip(samples, reports)) / sum(samples)
         iters = sum(rep.frames * rep.result(m).mean_iterations for rep in reports) / frames
         rows.append(PooledResult(m, float(np.median(rel)), float(rel.mean()), float(np.percentile(rel, 95)),
@@ -585,12 +585,14 @@ def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
     return start, stop, step
 
 
-def _below(parents: np.ndarray, j: int, a: int) -> bool:
-    """Whether joint ``j`` lies below joint ``a``."""
-    j = int(parents[j])
-    while j >= 0 and j != a:
-        j = int(parents[j])
-    return j == a
+def _subtree(parents: np.ndarray, tops) -> np.ndarray:
+    """(n,) bool: the joints ``tops`` (an index or several) and every joint below them (one sweep,
+    since ``parents[i] < i``)."""
+    inside = np.zeros(parents.shape[0], dtype=bool)
+    inside[tops] = True
+    for k in range(1, parents.shape[0]):
+        inside[k] |= inside[parents[k]]
+    return inside
 
 
 def _body_root(parents: np.ndarray, moving: Sequence[int], apart: np.ndarray) -> int:
@@ -611,9 +613,9 @@ def _body_root(parents: np.ndarray, moving: Sequence[int], apart: np.ndarray) ->
         sides = [k for k in range(1, n) if int(parents[k]) in chain and k != top and k not in chain]
         if any(apart[k] for k in sides):
             continue
-        outside = [j for j in moving if j != top and j not in chain
-                   and not any(j == k or _below(parents, j, k) for k in sides)]
-        size = sum(1 for j in range(n) if _below(parents, j, top))
+        carried = _subtree(parents, sides)
+        outside = [j for j in moving if j != top and j not in chain and not carried[j]]
+        size = int(_subtree(parents, top).sum()) - 1  # the joints below it
         if not outside and size >= best_size:
             best, best_size = int(top), size
     return best
@@ -662,11 +664,7 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
                 "above the whole body (a reference node above the hips)")
     # the body: ``top`` and every joint below it; the others (the joints above it and their other
     # branches, such as an Unreal rig's IK bones) keep their recorded motion
-    inside = np.ones(n, dtype=bool)
-    if top:
-        inside[:top] = False
-        for k in range(top + 1, n):
-            inside[k] = inside[parents[k]]
+    inside = _subtree(parents, top)
     joints = np.flatnonzero(inside).astype(np.int64)
     offsets = local[0, joints].copy()
     offsets[0] = skeleton.offsets[0] if top == 0 else first[top]
