@@ -643,7 +643,6 @@ def reconstruction_skeleton(skeleton: Skeleton, motion: Motion) -> tuple[Skeleto
     returned skeleton has, in order (its root first), and notes for the report; the input
     skeleton itself with ``arange(n)`` when its offsets already describe the motion.
     """
-    n = skeleton.n_joints
     local = motion.local_translations(skeleton)
     first = motion.world_positions(skeleton)[0]
     size = skeleton.height(first)
