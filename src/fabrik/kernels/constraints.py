@@ -222,10 +222,14 @@ def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
             continue
         ex = x if x * qx > 0.0 else 0.0
         ez = z if z * qz > 0.0 else 0.0
-        n = np.hypot(ex, ez)  # not sqrt(ex^2 + ez^2): for ez ~ 1e-162 the square is subnormal and the unit vector came out 1.22 long
-        if n > 0.0:
-            cx = ex / n
-            cz = ez / n
+        # scaled by the larger first: squares of ~1e-162 are subnormal (the unit vector came out
+        # 1.22 long), and so are components of ~1e-320, whose hypot rounds to one of them (it came
+        # out (1, 0, 1))
+        m = max(abs(ex), abs(ez))
+        if m > 0.0:
+            n = np.hypot(ex / m, ez / m)
+            cx = ex / m / n
+            cz = ez / m / n
         elif qx * x >= qz * z:
             cx = qx  # straight behind, or the opposite quadrant: the nearer end
             cz = 0.0
