@@ -14,20 +14,11 @@ for them is about the z axis, so they stay planar.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3, dist3v, inner_reach, off_line2
+from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
+from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v, inner_reach
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall,
                                       effector_stalled, unavoidable_error)
-
-#: Angle (radians) of the small bend used to leave a straight chain collinear with its target
-#: (the singularity of section 5.4, which CCD and the Jacobian methods share with FABRIK).
-BEND_ANGLE = 0.1
-
-#: A stalled chain counts as lying on the line to its target when every joint and the target are
-#: within this fraction of its shortest non-zero bone of that line: the bend moves joints about
-#: that much, and nearer the line the Jacobian methods' steps are too small to count as progress.
-NEAR_LINE = BEND_ANGLE
-
 
 @njit(cache=True, error_model="numpy")
 def unit_or(vx, vy, vz, out, fallback, eps):
@@ -119,105 +110,21 @@ def rotate_tail_vec(p, j, first, wx, wy, wz):
     rotate_tail(p, j, first, axis, np.cos(angle), np.sin(angle))
 
 
-@njit(cache=True, error_model="numpy")
-def is_collinear_with_target(p, target, scale, near=0.0):
-    """True when every joint and the target lie on one line, to 1e-9 x ``scale`` or ``near``
-    (model units), whichever is larger."""
-    n = p.shape[0]
-    # the point farthest from the root (a joint or the target) fixes the line's direction
-    best = dist3v(p, 0, target)
-    fx = target[0] - p[0, 0]
-    fy = target[1] - p[0, 1]
-    fz = target[2] - p[0, 2]
-    for i in range(1, n):
-        r = dist3(p, i, p, 0)
-        if r > best:
-            best = r
-            fx = p[i, 0] - p[0, 0]
-            fy = p[i, 1] - p[0, 1]
-            fz = p[i, 2] - p[0, 2]
-    if best <= TINY * scale:
-        return True
-    fx /= best
-    fy /= best
-    fz /= best
-    eps2 = max(1e-9 * scale, near) ** 2
-    for i in range(1, n + 1):
-        if i < n:
-            vx = p[i, 0] - p[0, 0]
-            vy = p[i, 1] - p[0, 1]
-            vz = p[i, 2] - p[0, 2]
-        else:
-            vx = target[0] - p[0, 0]
-            vy = target[1] - p[0, 1]
-            vz = target[2] - p[0, 2]
-        if off_line2(vx, vy, vz, fx, fy, fz) > eps2:
-            return False
-    return True
-
-
-@njit(cache=True, error_model="numpy")
-def bend(p, target, scale):
-    """Fold a straight chain by ``BEND_ANGLE`` at the first joint of its middle bone and back by
-    twice that at the next, about an axis perpendicular to the chain (the z axis for a chain in
-    the z = 0 plane), to leave the collinear singularity."""
-    n = p.shape[0]
-    u = np.zeros(3)
-    ex = np.zeros(3)
-    ex[0] = 1.0
-    last = n - 1
-    unit_or(p[last, 0] - p[0, 0], p[last, 1] - p[0, 1], p[last, 2] - p[0, 2], u, ex, TINY * scale)
-    side = any_perpendicular(u)
-    axis = np.empty(3)
-    axis[0] = u[1] * side[2] - u[2] * side[1]
-    axis[1] = u[2] * side[0] - u[0] * side[2]
-    axis[2] = u[0] * side[1] - u[1] * side[0]
-    # Fold at the middle joint and back by twice as much at the next, so that the chain itself is
-    # bent: a chain only turned at one joint keeps a straight tail, which the damped methods
-    # swing back onto the line. (The first joint of the middle bone rather than the middle joint:
-    # a two-bone chain folded at its elbow keeps the elbow on the line, and CCD, turning the
-    # effector at the elbow towards a target on that line, can land it on the root, where the
-    # root joint has nothing to turn.)
-    j = (n - 2) // 2
-    rotate_tail(p, j, j + 1, axis, np.cos(BEND_ANGLE), np.sin(BEND_ANGLE))
-    if j + 2 < n:
-        rotate_tail(p, j + 1, j + 2, axis, np.cos(2.0 * BEND_ANGLE), -np.sin(2.0 * BEND_ANGLE))
-
-
-@njit(cache=True, error_model="numpy")
-def shortest_bone(p, scale):
-    """The shortest non-zero bone of the chain pose ``p`` (n, 3) (``scale`` when there is none)."""
-    shortest = scale
-    for i in range(1, p.shape[0]):
-        r = dist3(p, i, p, i - 1)
-        if 0.0 < r < shortest:
-            shortest = r
-    return shortest
-
-
 #: ``bend_or_stop``'s answer when it bent the chain and the solve goes on.
 BENT = -1
 
 
 @njit(cache=True, error_model="numpy")
-def bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends):
-    """What a rotation-based chain solver does when its effector stalls: a chain lying straight
-    on the line to a target it can still get closer to (or, for a reachable target, within
-    ``NEAR_LINE`` of its shortest bone of that line) is bent (``bend``, at most three times;
+def bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends):
+    """What a rotation-based chain solver does when its effector stalls: a chain stuck on the line
+    to its target is folded (``fabrik.kernels.singularity``, at most ``MAX_ESCAPES`` times;
     returns ``BENT``); otherwise the status to stop with: ``UNREACHABLE`` when the target is
     beyond the chain's reach (``total``) or inside its inner reach (``inner``) and the effector
     is as close to it as the chain can come (within ``tol``), else ``STALLED``."""
-    unreachable = dist > total
-    inside = dist < inner - tol
-    short = err > unavoidable_error(dist, total, inner, tol) + tol
-    # near the line counts only within the outer reach: stretching for an out-of-reach target, a
-    # chain lies on that line where it should (and a chain folded onto the line for a target
-    # inside the inner reach is not short)
-    near = 0.0 if unreachable else NEAR_LINE * shortest_bone(p, scale)
-    if short and bends < 3 and is_collinear_with_target(p, target, scale, near):
-        bend(p, target, scale)
+    if bends < MAX_ESCAPES and fold_stuck_chain(p, bone_lengths, target, err, tol, scale):
         return BENT
-    return UNREACHABLE if (unreachable or inside) and not short else STALLED
+    short = err > unavoidable_error(dist, total, inner, tol) + tol
+    return UNREACHABLE if (dist > total or dist < inner - tol) and not short else STALLED
 
 
 @njit(cache=True, error_model="numpy")
@@ -306,7 +213,7 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
             return p, it, err, REACHED
         drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            verdict = bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends)
+            verdict = bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)

@@ -23,7 +23,7 @@ One iteration (the whole loop runs inside ``fabrik_skeleton``):
   direction and length), i.e. untargeted subtrees are carried along rigidly by translation.
 
 A path lying straight on the line to its target (the singularity of section 5.4) is bent by
-nudging that target sideways for one iteration when the solve stalls (at most three times).
+nudging that target sideways for one iteration when the solve stalls (``fabrik.kernels.singularity``).
 
 Bone lengths are therefore exact after every iteration (zero-length bones included), and no
 division is made by a distance below ``TINY * scale``. Status codes follow
@@ -46,7 +46,8 @@ from fabrik.kernels.stopping import (
 from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.rotation_fit import (cross_covariance, definite, det3, fit_gradient, kabsch, newton_turn,
                                         refine_rotation, turn_rotation)
-from fabrik.kernels.vec import TINY, any_perpendicular, off_line2, place_on_line
+from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
+from fabrik.kernels.vec import TINY, place_on_line, rotate_span, rotate_subtree
 
 #: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
 RIGID_FIT_STEPS = 2
@@ -170,73 +171,6 @@ def any_unreachable(target_idx, targets, root, reach):
         if np.sqrt(d) > reach[target_idx[t]] * (1.0 + 1e-12) + 1e-300:
             return True
     return False
-
-
-@njit(cache=True, error_model="numpy")
-def collinear_path(p, parents, lengths, e, base, tx, ty, tz, scale, u):
-    """Whether the path from joint ``base`` (an ancestor of ``e``, or ``e`` itself) down to joint
-    ``e`` lies on one line with the target (tx, ty, tz), to 1e-9 of ``scale``: the singularity of
-    section 5.4, which FABRIK and the rotation-based methods cannot leave by themselves.
-
-    Returns the shortest non-zero bone on the path when it does (0.0 when it does not, or when
-    every point is within ``TINY * scale`` of ``base``), with ``u`` (3,) set to the line's unit
-    direction: from ``base`` towards the farthest of the path's joints and the target.
-    """
-    ox = p[base, 0]
-    oy = p[base, 1]
-    oz = p[base, 2]
-    u[0] = tx - ox
-    u[1] = ty - oy
-    u[2] = tz - oz
-    best = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-    j = e
-    while j != base:
-        x = p[j, 0] - ox
-        y = p[j, 1] - oy
-        z = p[j, 2] - oz
-        r = np.sqrt(x * x + y * y + z * z)
-        if r > best:
-            best = r
-            u[0] = x
-            u[1] = y
-            u[2] = z
-        j = parents[j]
-    if best <= TINY * scale:
-        return 0.0
-    for c in range(3):
-        u[c] /= best
-    eps2 = (1e-9 * scale) ** 2
-    if off_line2(tx - ox, ty - oy, tz - oz, u[0], u[1], u[2]) > eps2:
-        return 0.0
-    shortest = scale
-    j = e
-    while j != base:
-        if off_line2(p[j, 0] - ox, p[j, 1] - oy, p[j, 2] - oz, u[0], u[1], u[2]) > eps2:
-            return 0.0
-        if 0.0 < lengths[j] < shortest:
-            shortest = lengths[j]
-        j = parents[j]
-    return shortest
-
-
-@njit(cache=True, error_model="numpy")
-def nudge_collinear(p, parents, lengths, target_idx, targets, goal, errors, tol, scale):
-    """Nudge the goal of every unreached effector whose path from the root lies on one line with
-    its target (``collinear_path``): ``goal[t]`` moves sideways by a tenth of the shortest
-    non-zero bone on the path. Returns True if any moved."""
-    any_moved = False
-    u = np.zeros(3)
-    for t in range(target_idx.shape[0]):
-        e = target_idx[t]
-        if e == 0 or errors[t] <= tol:
-            continue
-        shortest = collinear_path(p, parents, lengths, e, 0, targets[t, 0], targets[t, 1], targets[t, 2], scale, u)
-        if shortest > 0.0:
-            side = any_perpendicular(u)
-            for c in range(3):
-                goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
-            any_moved = True
-    return any_moved
 
 
 @njit(cache=True, error_model="numpy")
@@ -440,10 +374,9 @@ def fabrik_skeleton(parents, lengths, rest_dirs, reach, target_idx, targets, ini
                     for g in range(n_groups):
                         released[g] = releasable[g]
                     continue
-                # A straight path on the line to its target (section 5.4) never bends: nudge
-                # such targets sideways for one iteration, at most three times.
-                if not unreachable and nudges < 3 and nudge_collinear(p, parents, lengths, target_idx, targets, goal,
-                                                                     errors, tol, scale):
+                # a straight path on the line to its target (section 5.4) never bends by itself
+                if nudges < MAX_ESCAPES and nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal,
+                                                              errors, tol, scale):
                     nudged = True
                     nudges += 1
                     continue
@@ -578,24 +511,6 @@ def limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
         return False
     rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
     return True
-
-
-@njit(cache=True, error_model="numpy")
-def rotate_span(p, start, stop, pivot, order, R):
-    """Turn the joints ``order[start:stop]`` by R about ``p[pivot]`` (in place)."""
-    for b in range(start, stop):
-        i = order[b]
-        x = p[i, 0] - p[pivot, 0]
-        y = p[i, 1] - p[pivot, 1]
-        z = p[i, 2] - p[pivot, 2]
-        for c in range(3):
-            p[i, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
-
-
-@njit(cache=True, error_model="numpy")
-def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
-    """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
-    rotate_span(p, position[top], subtree_end[top], pivot, order, R)
 
 
 @njit(cache=True, error_model="numpy")

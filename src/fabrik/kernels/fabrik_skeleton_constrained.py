@@ -76,8 +76,6 @@ from fabrik.kernels.fabrik_skeleton import (
     effector_errors,
     limb_rotation,
     limb_span,
-    nudge_collinear,
-    rotate_span,
     tree_setup,
 )
 from fabrik.kernels.frames import (
@@ -101,7 +99,8 @@ from fabrik.kernels.stopping import (
     max_joint_move,
     remember_pose,
 )
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
+from fabrik.kernels.vec import TINY, rotate_span
 
 #: Iterations without the largest effector error falling by ``PROGRESS_FRACTION`` of its value
 #: after which a solve stops as stalled (or unreachable) with the best pose seen: limits can make
@@ -847,8 +846,8 @@ def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, c
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < tol:
-                if not unreachable and nudges < 3 and nudge_collinear(p, parents, lengths, target_idx, targets, goal,
-                                                                     errors, tol, scale):
+                if nudges < MAX_ESCAPES and nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal,
+                                                              errors, tol, scale):
                     nudged = True
                     nudges += 1
                     continue

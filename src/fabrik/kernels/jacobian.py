@@ -337,7 +337,7 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
             return p, it, err, REACHED
         drop = prev_err - err
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            verdict = bend_or_stop(p, target, scale, err, dist, total, inner, tol, bends)
+            verdict = bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1
                 err = dist3v(p, last, target)

@@ -21,7 +21,7 @@ is exactly the unconstrained method's step.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import bend, is_collinear_with_target
+from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
 from fabrik.kernels.frames import axis_angle_matrix, frames_along, planarise, rotate_frame, transport, twist_about_y, \
@@ -123,8 +123,8 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
 
     Returns (positions (n, 3), frames (n, 3, 3), active (n,) int64, iterations, error, 0.0,
     status_code), the tuple of ``fabrik_constrained`` (no orientation error: no oriented targets).
-    A straight chain stuck collinear with a target within reach is bent by 0.1 rad (at most three
-    times, then clamped again), as the unconstrained method does.
+    A chain stuck on the line to its target is folded (``fabrik.kernels.singularity``) and clamped
+    again, as the unconstrained method does.
     """
     n = initial.shape[0]
     last = n - 1
@@ -166,9 +166,8 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
         if err <= tol:
             return p, frames, active, it, err, 0.0, REACHED
         if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
-            if (not unreachable and bends < 3 and is_collinear_with_target(p, target, scale)):
-                bent[:, :] = p
-                bend(bent, target, scale)
+            bent[:, :] = p
+            if bends < MAX_ESCAPES and fold_stuck_chain(bent, lengths, target, err, tol, scale):
                 for i in range(last):
                     x = bent[i + 1, 0] - bent[i, 0]
                     y = bent[i + 1, 1] - bent[i, 1]

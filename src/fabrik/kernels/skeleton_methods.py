@@ -19,13 +19,10 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.ccd import BEND_ANGLE
-from fabrik.kernels.fabrik_skeleton import collinear_path, effector_errors, rebuild_lengths, rotate_subtree, tree_setup
+from fabrik.kernels.fabrik_skeleton import effector_errors, rebuild_lengths, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
-from fabrik.kernels.vec import TINY, any_perpendicular
-
-#: How many times one solve may bend straight paths (``bend_collinear``), as the chain methods.
-MAX_BENDS = 3
+from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_paths
+from fabrik.kernels.vec import TINY, rotate_subtree
 
 #: ``method`` codes of ``jacobian_skeleton``.
 TRANSPOSE, DLS, SVD_DLS = 0, 1, 2
@@ -76,6 +73,14 @@ def fill_stacked_jacobian(p, parents, col, target_idx, jac):
 
 
 @njit(cache=True, error_model="numpy")
+def svd_factors(jac):
+    """The thin SVD (u, s, vt) of ``jac``. Where singular values repeat (or vanish) LAPACK may return
+    any orthonormal basis of their subspaces, so the bits of a step depend on the platform; the
+    tests replace this function by one that turns those bases (tests/test_singularity.py)."""
+    return np.linalg.svd(jac, full_matrices=False)
+
+
+@njit(cache=True, error_model="numpy")
 def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
     """One Jacobian step for a stacked system, written into ``dw`` (n_cols,).
 
@@ -108,7 +113,7 @@ def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
         for c in range(n_cols):
             dw[c] = d[c]
     else:
-        u, sv, vt = np.linalg.svd(jac, full_matrices=False)
+        u, sv, vt = svd_factors(jac)
         for c in range(n_cols):
             dw[c] = 0.0
         for q in range(sv.shape[0]):
@@ -139,60 +144,6 @@ def start_pose(initial, root3, parents, lengths, rest_dirs, eps):
             p[i, c] += shift
     rebuild_lengths(p, parents, lengths, rest_dirs, eps)
     return p
-
-
-@njit(cache=True, error_model="numpy")
-def bend_collinear(p, parents, lengths, reach, slot, order, subtree_end, position, target_idx, targets, errors,
-                   tol, scale):
-    """Bend every unreached effector's straight path that lies on the line to its target (the
-    singularity of section 5.4, where every rotation's gradient vanishes), as the chain methods
-    do (``fabrik.kernels.ccd.bend``): the path runs from the nearest targeted ancestor (or the
-    root) down to the effector; it is folded by ``BEND_ANGLE`` at its middle joint, about an
-    axis perpendicular to the line, and back by twice that at the next joint. An unreachable
-    target is left alone when the path already points at it. Returns True if any path was bent."""
-    u = np.zeros(3)
-    rot = np.empty((3, 3))
-    bent = False
-    for t in range(target_idx.shape[0]):
-        e = target_idx[t]
-        if e == 0 or errors[t] <= tol:
-            continue
-        base = parents[e]
-        steps = 1
-        while base > 0 and slot[base] < 0:
-            base = parents[base]
-            steps += 1
-        gap = 0.0
-        for c in range(3):
-            gap += (targets[t, c] - p[base, c]) ** 2
-        gap = np.sqrt(gap) - (reach[e] - reach[base])
-        if gap > 0.0 and errors[t] <= gap + tol:
-            continue  # out of reach and already as close as it gets
-        # exactly on the line only: on motion capture, where the Jacobian transpose stalls on
-        # nearly straight legs, folding paths within NEAR_LINE of it changed nothing for the better
-        if collinear_path(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2], scale, u) <= 0.0:
-            continue
-        # fold the path at joint (steps - 1) // 2 counted from its base (the chain methods' middle
-        # joint) and back at the next one, so that the path itself is bent (a path turned as a
-        # whole swings straight back onto the line under the Jacobian methods, and a bend at the
-        # last inner joint alone is undone by CCD's first rotation)
-        child = e
-        for _ in range(steps - (steps + 1) // 2):
-            child = parents[child]
-        side = any_perpendicular(u)
-        ax = u[1] * side[2] - u[2] * side[1]
-        ay = u[2] * side[0] - u[0] * side[2]
-        az = u[0] * side[1] - u[1] * side[0]
-        axis_angle_matrix(rot, ax, ay, az, BEND_ANGLE)
-        rotate_subtree(p, child, parents[child], order, subtree_end, position, rot)
-        if child != e:
-            inner = e
-            while parents[inner] != child:
-                inner = parents[inner]
-            axis_angle_matrix(rot, ax, ay, az, -2.0 * BEND_ANGLE)
-            rotate_subtree(p, inner, child, order, subtree_end, position, rot)
-        bent = True
-    return bent
 
 
 @njit(cache=True, error_model="numpy")
@@ -229,8 +180,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
     or up to the nearest targeted (pinned) ancestor, innermost last, it turns that bone (with
     everything below it) about its parent joint so that the effector points at its target. A
     sweep for one effector moves others that hang below the same bones, as in game engines. A
-    stalled straight path on the line to its target is folded (``bend_collinear``, at most
-    ``MAX_BENDS`` times).
+    stalled straight path on the line to its target is folded (``fabrik.kernels.singularity``).
 
     Arguments as ``fabrik_skeleton`` plus the depth-first arrays. Returns (positions, iterations,
     errors (k,), status).
@@ -287,8 +237,8 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
-        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, order, subtree_end,
-                                                            position, target_idx, targets, errors, tol, scale):
+        if stalled and bends < MAX_ESCAPES and fold_stuck_paths(p, parents, lengths, slot, order, subtree_end,
+                                                                position, target_idx, targets, errors, tol, scale):
             bends += 1
             err = effector_errors(p, target_idx, targets, errors)
             continue
@@ -322,8 +272,8 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, po
     * the rotations are applied to the bones (deepest joint first, in world axes), so every bone
       keeps its length.
 
-    A stalled straight path on the line to its target is folded (``bend_collinear``, at most
-    ``MAX_BENDS`` times), as in ``ccd_skeleton``. Arguments as ``ccd_skeleton`` plus the method's
+    A stalled straight path on the line to its target is folded (``fabrik.kernels.singularity``),
+    as in ``ccd_skeleton``. Arguments as ``ccd_skeleton`` plus the method's
     settings. Returns (positions, iterations, errors (k,), status) as ``fabrik_skeleton``.
     """
     n = parents.shape[0]
@@ -393,8 +343,8 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, po
         if err <= tol:
             break
         stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
-        if stalled and bends < MAX_BENDS and bend_collinear(p, parents, lengths, reach, slot, order, subtree_end,
-                                                            position, target_idx, targets, errors, tol, scale):
+        if stalled and bends < MAX_ESCAPES and fold_stuck_paths(p, parents, lengths, slot, order, subtree_end,
+                                                                position, target_idx, targets, errors, tol, scale):
             bends += 1
             err = effector_errors(p, target_idx, targets, errors)
             continue

@@ -214,3 +214,21 @@ def all_finite3(a, b, c):
     for x in c.flat:
         s += x * 0.0
     return s == 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def rotate_span(p, start, stop, pivot, order, R):
+    """Turn the joints ``order[start:stop]`` by R (3, 3) about ``p[pivot]`` (in place)."""
+    for b in range(start, stop):
+        i = order[b]
+        x = p[i, 0] - p[pivot, 0]
+        y = p[i, 1] - p[pivot, 1]
+        z = p[i, 2] - p[pivot, 2]
+        for c in range(3):
+            p[i, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
+
+
+@njit(cache=True, error_model="numpy")
+def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
+    """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
+    rotate_span(p, position[top], subtree_end[top], pivot, order, R)

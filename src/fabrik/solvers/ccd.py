@@ -8,8 +8,8 @@ planar); bone lengths are kept exactly (rotations of positions by Rodrigues' for
 Stopping rules are FABRIK's: ``reached`` when the effector is within ``tol`` of the target; when an
 iteration moves the effector less than ``tol`` and the error fell by less than 1 %, ``unreachable``
 if the target is out of reach (the chain then points at it) else ``stalled``; the cap gives
-``max_iterations``. A straight chain collinear with a reachable target is bent by 0.1 rad (at most
-three times) to leave that singularity. The start pose is ``initial``'s bone directions hung from
+``max_iterations``. A chain stuck on the line to its target is folded out of that singularity
+(``fabrik.kernels.singularity``). The start pose is ``initial``'s bone directions hung from
 ``root`` with the chain's exact bone lengths. No method options.
 """
 

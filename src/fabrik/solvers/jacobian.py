@@ -14,8 +14,8 @@ Every joint but the effector is a 3-DoF ball joint (rotations about the world x,
 the joint; Jacobian column ``w x (p_effector - p_joint)``). A step is applied as rigid rotations of
 the sub-chains (Rodrigues), so bone lengths stay exact; 2D chains keep only the z rotations and
 stay planar. Stopping rules are FABRIK's (``reached`` / ``unreachable`` or ``stalled`` on no
-progress / ``max_iterations``); default cap 10000 iterations. A straight chain collinear with a
-reachable target is bent by 0.1 rad (at most three times), as in CCD.
+progress / ``max_iterations``); default cap 10000 iterations. A chain stuck on the line to its
+target is folded, as in CCD (``fabrik.kernels.singularity``).
 
 Options (all keyword, passed through ``solve``; anything else raises ValueError):
 
