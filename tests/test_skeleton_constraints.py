@@ -23,9 +23,12 @@ from fabrik.solvers.skeleton_fabrik_constrained import (
     frames_from_world_rotations,
     limit_violations,
     rest_frames,
-    solve_fabrik_skeleton_constrained,
     solve_skeleton_constrained_arrays,
 )
+
+
+def solve_fabrik_skeleton_constrained(skeleton, targets, **options):
+    return fabrik.solve(skeleton, targets=targets, method="fabrik-constrained", **options)
 
 MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 DEG = math.pi / 180

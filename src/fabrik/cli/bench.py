@@ -16,10 +16,10 @@ from fabrik.cli._common import parse_methods, prepare_output, show_progress, wri
 
 
 def _benchmark_methods() -> list[str]:
-    """Chain methods for an unconstrained chain (the ``-constrained`` variants are left out)."""
-    from fabrik.solvers import methods
+    """Chain methods for an unconstrained chain (those that apply joint limits are left out)."""
+    from fabrik.solvers import methods, registry
 
-    return [m for m in methods("chain") if not m.endswith("-constrained")]
+    return [m for m in methods("chain") if not registry.get(m).limits]
 
 
 def add_parser(sub) -> None:

@@ -72,15 +72,15 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fabrik.experiments.reconstruct import DEFAULT_METHODS, SUFFIX, pool_reports, reconstruct_file
-    from fabrik.solvers import methods
+    from fabrik.experiments.reconstruct import DEFAULT_METHODS, pool_reports, reconstruct_file
+    from fabrik.solvers import methods, registry
 
     available = methods("skeleton")
     if args.methods is not None:
         chosen = parse_methods(args.methods, available)
         if args.methods == "all":
             # constrained variants are added by --constraints, next to their methods
-            chosen = [m for m in chosen if not m.endswith(SUFFIX)]
+            chosen = [m for m in chosen if not registry.get(m).limits]
     else:
         chosen = [m for m in DEFAULT_METHODS if m in available]
     if not chosen:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     _refuse_overwriting_inputs(args.files, outs)
     prepare_output(args.json, "--json")
     prepare_output(args.out, "--out", folder=several)
-    needy = [m for m in chosen if m.endswith(SUFFIX)]
+    needy = [m for m in chosen if registry.get(m).limits]
     if args.constraints is None and needy:
         raise ValueError(f"method(s) {', '.join(needy)} need --constraints humanoid or --constraints FILE.json")
     options = parse_method_options(args.option)

@@ -47,7 +47,8 @@ import numpy as np
 from fabrik._progress import progress_bar
 from fabrik.model.motion import ZERO_BONE, Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
-from fabrik.solvers.skeleton_methods import DEFAULT_DAMPING
+from fabrik.solvers import registry
+from fabrik.solvers.jacobian import PAPER_DAMPING
 
 #: Methods run by default when they are registered (in this order).
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
@@ -63,10 +64,7 @@ OUT_TOL = 1e-5
 MOSTLY_REACHED = 0.9
 #: The constrained FABRIK method (added when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
-#: A method's variant with joint limits is named ``method + SUFFIX``.
-SUFFIX = "-constrained"
 #: The methods with a damping option (whose default is in file units), without the suffix.
-DAMPED = ("jacobian-dls", "jacobian-svd-dls")
 #: A damping above this fraction of the skeleton's height is called heavy in the table's notes.
 HEAVY_DAMPING = 0.1
 
@@ -213,10 +211,11 @@ class ReconstructionReport:
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
         lines.extend(f"note: {note}" for note in self.notes)
-        if self.swing_pivots and any(r.method.startswith("fabrik") for r in self.results):
+        if self.swing_pivots and any(registry.takes_option(r.method, "skeleton", "swing_limbs") for r in self.results):
             lines.append(f"fabrik rows: each frame starts with the limbs swung towards their targets about "
                          f"{', '.join(self.swing_pivots)}")
-        if self.rigid_centres and any(r.method == "fabrik" for r in self.results):
+        if self.rigid_centres and any(registry.takes_option(r.method, "skeleton", "rigid_sub_bases")
+                                      for r in self.results):
             lines.append(f"fabrik: rigid sub-bases at {', '.join(self.rigid_centres)}")
         if self.limited:
             lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
@@ -234,9 +233,9 @@ class ReconstructionReport:
                         f"tol on average, {r.max_effector_error / h:.2g} of the height in the worst frame)")
             else:
                 continue
-            if (r.method.removesuffix(SUFFIX) in DAMPED and "damping" not in r.options
-                    and DEFAULT_DAMPING > HEAVY_DAMPING * h):
-                note += (f"; its damping ({DEFAULT_DAMPING}, the paper's value) is in file units, heavy for a "
+            if (registry.takes_option(r.method, "skeleton", "damping") and "damping" not in r.options
+                    and PAPER_DAMPING > HEAVY_DAMPING * h):
+                note += (f"; its damping ({PAPER_DAMPING}, the paper's value) is in file units, heavy for a "
                          f"skeleton {h:.3g} units tall: set it with method_options (CLI: --option "
                          f"{r.method}:damping=VALUE)")
             lines.append(note)
@@ -343,59 +342,36 @@ def pool_reports(reports: Sequence[ReconstructionReport]) -> PooledReport:
 def _solve_loop(method: str, skeleton: Skeleton, truth: np.ndarray, eff: np.ndarray, tol: float,
                 max_iter: int | None, progress: bool, desc: str, initial_frames=None, rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, options: Mapping | None = None):
-    """Run one method over every frame; returns (positions (F, n, 3), iterations (F,), reached (F,),
-    seconds, frames (F, n, 3, 3) or None). ``initial_frames`` (n, 3, 3): the first frame's joint
-    frames for the constrained methods (whose frames are carried from frame to frame). ``options``:
-    the method's own options (not for the FABRIK rows, whose settings are the two before). Plain
-    FABRIK runs the take in one compiled loop, the others frame by frame
-    (``fabrik.solvers.sequence``)."""
-    from fabrik.solvers.sequence import _frame_by_frame
+    """Run one method over every frame (``fabrik.solve_sequence``); returns (positions (F, n, 3),
+    iterations (F,), reached (F,), seconds, frames (F, n, 3, 3) or None). The tracking settings
+    (``rigid_sub_bases``, ``swing_limbs``) and the first frame's joint frames (``initial_frames``
+    (n, 3, 3), default derived from the first pose) go to the methods that take them; ``options``
+    (the method's own) override them."""
+    from fabrik.solvers.sequence import solve_sequence
 
-    targets_all = np.ascontiguousarray(truth[:, eff])
-    roots = np.ascontiguousarray(truth[:, 0])
-    if method == "fabrik":
-        return _fabrik_sequence(skeleton, truth, targets_all, roots, eff, tol, max_iter, progress, desc,
-                                rigid_sub_bases, swing_limbs)
-    options = dict(options or {})
-    if method.endswith(SUFFIX):
+    given = {}
+    for name, value in (("rigid_sub_bases", rigid_sub_bases), ("swing_limbs", swing_limbs)):
+        if registry.takes_option(method, "skeleton", name):
+            given[name] = value
+    if registry.takes_option(method, "skeleton", "initial_frames"):
         from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose
 
-        options["initial_frames"] = np.ascontiguousarray(initial_frames if initial_frames is not None
-                                                         else frames_from_pose(skeleton, truth[0]), dtype=np.float64)
-        if method == CONSTRAINED_METHOD:
-            options["swing_limbs"] = swing_limbs
+        given["initial_frames"] = np.ascontiguousarray(initial_frames if initial_frames is not None
+                                                       else frames_from_pose(skeleton, truth[0]), dtype=np.float64)
+    given.update(options or {})
+    targets = {j: np.ascontiguousarray(truth[:, j]) for j in eff.tolist()}
     first = np.ascontiguousarray(truth[0])
+    roots = np.ascontiguousarray(truth[:, 0])
 
     def run(stop, show=False):
-        return _frame_by_frame(skeleton, method, eff, targets_all[:stop], first, roots[:stop], tol, max_iter, show,
-                               options, desc)
+        return solve_sequence(skeleton, {j: path[:stop] for j, path in targets.items()}, first, roots[:stop],
+                              method=method, tol=tol, max_iter=max_iter, progress=show, **given)
 
     run(1)  # warm-up: compile outside the timed run
     t0 = time.perf_counter()
     result = run(truth.shape[0], progress)
     seconds = time.perf_counter() - t0
     return result.positions, result.iterations, result.reached, seconds, result.frames
-
-
-def _fabrik_sequence(skeleton: Skeleton, truth: np.ndarray, targets_all: np.ndarray, roots: np.ndarray, eff: np.ndarray,
-                     tol: float, max_iter: int | None, progress: bool, desc: str, rigid_sub_bases, swing_limbs):
-    """``_solve_loop`` for plain FABRIK: the whole take in one compiled loop
-    (``solve_skeleton_sequence``), the same answers as frame-by-frame calls."""
-    from fabrik.solvers.skeleton_fabrik import DEFAULT_MAX_ITER, solve_skeleton_sequence
-
-    cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
-    first = np.ascontiguousarray(truth[0])
-
-    def run(stop, report=None):
-        return solve_skeleton_sequence(skeleton, eff, targets_all[:stop], first, roots[:stop], tol, cap,
-                                       rigid_sub_bases, swing_limbs, progress=report)
-
-    run(1)  # warm-up: compile outside the timed run
-    with progress_bar(progress, truth.shape[0], desc, "frame") as bar:
-        t0 = time.perf_counter()
-        result = run(truth.shape[0], None if bar is None else bar.update)
-        seconds = time.perf_counter() - t0
-    return result.positions, result.iterations, result.reached, seconds, None
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
@@ -490,17 +466,18 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     limited_skeleton = skeleton
     if constraints is not None:
         limited_skeleton = skeleton.with_constraints(constraints)
-        if not any(m.endswith(SUFFIX) for m in methods):
+        if not any(registry.get(m).limits for m in methods):
             expanded = []
             for m in methods:
                 expanded.append(m)
-                if m + SUFFIX in have:
-                    expanded.append(m + SUFFIX)
+                variant = registry.limited_variant(m, "skeleton")
+                if variant is not None and variant != m:
+                    expanded.append(variant)
             if CONSTRAINED_METHOD not in expanded:
                 expanded.append(CONSTRAINED_METHOD)
             methods = expanded
     else:
-        needy = [m for m in methods if m.endswith(SUFFIX)]
+        needy = [m for m in methods if registry.get(m).limits]
         if needy and not skeleton.constraints:
             raise ValueError(f"method(s) {', '.join(needy)} need joint limits: give constraints "
                              "(CLI: --constraints humanoid or FILE.json)")
@@ -509,10 +486,8 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     if stray:
         raise ValueError(f"options given for {', '.join(map(repr, stray))}, which this run does not solve with; "
                          f"methods: {', '.join(methods)}")
-    fabrik_rows = [m for m in ("fabrik", CONSTRAINED_METHOD) if method_options.get(m)]
-    if fabrik_rows:
-        raise ValueError(f"{' and '.join(fabrik_rows)} take no method options here; set rigid_sub_bases and "
-                         "swing_limbs instead (CLI: --rigid-sub-bases, --no-limb-swing)")
+    for m, given in method_options.items():
+        registry.get(m).options("skeleton", given)  # an option the method does not take: named here
     if initial_frames is not None:
         initial_frames = np.asarray(initial_frames, dtype=np.float64)
         if initial_frames.shape != (n, 3, 3) or not np.isfinite(initial_frames).all():
@@ -526,7 +501,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     results = []
     F = truth.shape[0]
     for m in methods:
-        model = limited_skeleton if m.endswith(SUFFIX) else skeleton
+        model = limited_skeleton if registry.get(m).limits else skeleton
         options = method_options.get(m, {})
         out, iters, reached, seconds, frames = _solve_loop(m, model, truth, eff_arr, tol, max_iter, progress, m,
                                                            initial_frames, rigid_sub_bases, swing_limbs, options)
@@ -547,18 +522,20 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             reached_fraction=float(reached.mean()), positions=out, max_limit_violation=violation, options=options,
             inner_errors=frame_errors))
     pivots, centres = (), ()
-    if "fabrik" in methods or CONSTRAINED_METHOD in methods:
+    swinging = [m for m in methods if registry.takes_option(m, "skeleton", "swing_limbs")]
+    grouping = [m for m in methods if registry.takes_option(m, "skeleton", "rigid_sub_bases")]
+    if swinging:
         from fabrik.solvers.skeleton_fabrik import limb_arrays, limb_pivot, rigid_group_arrays, skeleton_arrays
 
         arrays = skeleton_arrays(skeleton)
         if swing_limbs:
-            tops = limb_arrays(arrays, True, rigid_sub_bases if "fabrik" in methods else False)[0]
+            tops = limb_arrays(arrays, True, rigid_sub_bases if grouping else False)[0]
             pivots = tuple(dict.fromkeys(skeleton.names[limb_pivot(skeleton.parents, t)] for t in tops))
-        if "fabrik" in methods:
+        if grouping:
             group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
             centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
-        if any(m.endswith(SUFFIX) for m in methods) else ()
+        if any(registry.get(m).limits for m in methods) else ()
     return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
                                 tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
                                 limited, tuple(unplaced) if limited else (), pivots, centres)
@@ -772,7 +749,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
 
     if out is not None:
         out_method = out_method or (CONSTRAINED_METHOD if constraints is not None else "fabrik")
-        if out_method.endswith(SUFFIX) and constraints is None:
+        if registry.get(out_method).limits and constraints is None:
             raise ValueError(f"out_method {out_method!r} needs constraints (--constraints)")
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     skeleton, motion = load_bvh(path)
@@ -781,7 +758,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     truth, world_rotations = motion.world_transforms(skeleton)
     solved, joints, notes = reconstruction_skeleton(skeleton, motion)
     if out is not None and methods is not None:
-        base = out_method[:-len(SUFFIX)] if out_method.endswith(SUFFIX) else out_method
+        base = registry.unlimited_variant(out_method)
         if base not in methods and out_method not in methods and out_method != CONSTRAINED_METHOD:
             methods = [*methods, base]
     limits, unplaced, initial_frames = None, [], None
@@ -816,4 +793,4 @@ __all__ = ["reconstruct", "reconstruct_file", "ReconstructionReport", "MethodRes
            "pool_reports", "default_effectors",
            "evaluated_joints", "coincident_groups", "parse_frames", "reconstruction_motion", "reconstruction_skeleton",
            "resolve_constraints",
-           "DEFAULT_METHODS", "CONSTRAINED_METHOD", "SUFFIX"]
+           "DEFAULT_METHODS", "CONSTRAINED_METHOD"]

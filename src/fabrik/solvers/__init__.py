@@ -10,11 +10,10 @@ import numpy as np
 from fabrik._validation import as_point, as_points, check_max_iter, check_tol
 from fabrik.model.chain import Chain
 from fabrik.solvers._embed import from3d, to3d_point, to3d_points
-from fabrik.solvers.registry import CHAIN_METHODS, SKELETON_METHODS, lookup
+from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES, Solution
 
-# Method modules register themselves on import. A module that is not there yet is skipped, so
-# the table lists exactly what is implemented.
+# Method modules register themselves on import.
 _METHOD_MODULES = (
     "fabrik.solvers.fabrik",
     "fabrik.solvers.ccd",
@@ -30,11 +29,7 @@ _METHOD_MODULES = (
     "fabrik.solvers.skeleton_methods_constrained",
 )
 for _name in _METHOD_MODULES:
-    try:
-        importlib.import_module(_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != _name:
-            raise
+    importlib.import_module(_name)
 
 DEFAULT_TOL = 1e-3
 
@@ -85,11 +80,9 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         if target is None:
             raise ValueError("target is required for a chain")
         dim = model._dim
+        rotation = None
         if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
-            if target[1] is None:
-                raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
-                                 "for a position target")
-            options["target_rotation"] = target[1]
+            rotation = _target_rotation(target[1], dim)
             target = target[0]
         target = as_point(target, "target", dim)
         if initial is None:
@@ -102,12 +95,13 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             initial = to3d_points(initial)
             default_root = initial[0]
         root = default_root if root is None else to3d_point(as_point(root, "root", dim))
-        if model.constraints or "target_rotation" in options:
-            method = _constrained_variant(method, "chain")
-        fn = CHAIN_METHODS.get(method) or lookup(method, "chain")
+        chosen = registry.route(method, "chain", limited=bool(model.constraints), oriented=rotation is not None)
+        solver = chosen.chain
+        opts = chosen.options("chain", options)
+        cap = solver.max_iter if max_iter is None else max_iter
         if dim == 3:
-            return fn(model, target, initial, root, tol, max_iter, **options)
-        sol = fn(model, to3d_point(target), initial, root, tol, max_iter, **options)
+            return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
+        sol = solver.solve(model, to3d_point(target), rotation, initial, root, tol, cap, opts)
         return sol._replace(positions=from3d(sol.positions, 2))
     from fabrik.model.skeleton import Skeleton
 
@@ -116,30 +110,41 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             raise ValueError("a skeleton takes `targets={joint_name: xyz}`, not `target`")
         if not targets:
             raise ValueError("targets is required for a skeleton: {joint_name: xyz, ...}")
-        if model.constraints:
-            method = _constrained_variant(method, "skeleton")
-        return lookup(method, "skeleton")(model, targets, initial, root, tol, max_iter, **options)
+        chosen = registry.route(method, "skeleton", limited=bool(model.constraints))
+        solver = chosen.skeleton
+        opts = chosen.options("skeleton", options)
+        return solver.solve(model, targets, initial, root, tol, solver.max_iter if max_iter is None else max_iter,
+                            opts)
     raise ValueError(f"model must be a fabrik.Chain or fabrik.Skeleton, got {type(model).__name__}")
 
 
-def _constrained_variant(method: str, kind: str) -> str:
-    """Models with joint limits (or oriented targets) are solved by ``<method>-constrained``."""
-    table = CHAIN_METHODS if kind == "chain" else SKELETON_METHODS
-    if method.endswith("-constrained") and method in table:
-        return method
-    name = f"{method}-constrained"
-    if name in table:
-        return name
-    have = ", ".join(m for m in sorted(table) if m.endswith("-constrained"))
-    raise ValueError(f"method {method!r} does not support joint limits or oriented targets on a {kind}; "
-                     f"methods that do: {have}")
+def _target_rotation(rotation, dim: int) -> np.ndarray:
+    """An oriented target's rotation as a (3, 3) matrix (ValueError for None or a non-rotation; a
+    2D chain's must turn about z only)."""
+    from fabrik.model.constraints import as_rotation_matrix
+
+    if rotation is None:
+        raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
+                         "for a position target")
+    matrix = as_rotation_matrix(rotation, "target rotation")
+    if dim == 2 and abs(matrix[2, 2] - 1.0) > 1e-9:  # a half turn about x or y has -1
+        raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
+    return matrix
 
 
 def methods(kind: str = "chain") -> list[str]:
-    """Names of the available methods for ``"chain"`` or ``"skeleton"`` models."""
-    if kind not in ("chain", "skeleton"):
+    """Names of the methods that solve ``"chain"`` or ``"skeleton"`` models (``fabrik.method(name)``
+    says what each one takes)."""
+    if kind not in registry.KINDS:
         raise ValueError(f"kind must be 'chain' or 'skeleton', got {kind!r}")
-    return sorted(CHAIN_METHODS if kind == "chain" else SKELETON_METHODS)
+    return registry.names(kind)
 
 
-__all__ = ["solve", "methods", "Solution", "STATUSES", "DEFAULT_TOL"]
+def method(name: str) -> registry.Method:
+    """The ``Method`` called ``name``: the model kinds it solves (``kinds``), whether it applies joint
+    limits (``limits``) and takes oriented chain targets (``oriented``), its option defaults per
+    kind (``chain.defaults``, ``skeleton.defaults``) and iteration caps (``.max_iter``)."""
+    return registry.get(name)
+
+
+__all__ = ["solve", "methods", "method", "Solution", "STATUSES", "DEFAULT_TOL"]

@@ -10,17 +10,19 @@ end first; each joint's rotation is restricted by its limit before it is applied
 from __future__ import annotations
 
 from fabrik.kernels.ccd_constrained import ccd_constrained
-from fabrik.solvers.fabrik_constrained import build_solution, parse_options, prepare
-from fabrik.solvers.registry import register
-
-DEFAULT_MAX_ITER = 1000
+from fabrik.solvers.fabrik_constrained import _IDENTITY, LimitOptions, build_solution, prepare
+from fabrik.solvers.registry import Solver, add
 
 
-@register("ccd-constrained")
-def solve_ccd_constrained(chain, target, initial, root, tol, max_iter, **options):
-    """Constrained CCD. Arrays arrive 3D (see ``fabrik.solvers.registry``); limits hold in the result."""
-    rotation, oriented, otol = parse_options("ccd-constrained", options, chain)
+def solve_ccd_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
+    """Constrained CCD (see ``fabrik.solvers.registry`` for the arguments); limits hold in the result."""
     limits, frame = prepare(chain)
-    result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame, rotation, oriented,
-                             chain.dim == 2, tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+    oriented = rotation is not None
+    result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
+                             rotation if oriented else _IDENTITY, oriented, chain.dim == 2, tol,
+                             options.orientation_tol, max_iter)
     return build_solution("ccd-constrained", chain, result, frame, oriented)
+
+
+add("ccd-constrained", "chain", Solver(solve_ccd_constrained, LimitOptions()), limits=True, oriented=True,
+    frames=True, summary="CCD with each turn restricted by the limits")

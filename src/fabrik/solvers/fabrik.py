@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from fabrik.kernels.fabrik_chain import fabrik_chain
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
-DEFAULT_MAX_ITER = 1000
 
-
-@register("fabrik")
-def solve_fabrik_chain(chain, target, initial, root, tol, max_iter, **options) -> Solution:
-    """Unconstrained FABRIK (Algorithm 1). No method options. Arrays arrive 3D (see registry).
+def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
+    """Unconstrained FABRIK (Algorithm 1); no options (see ``fabrik.solvers.registry``).
 
     One iteration is one forward and one backward stage. A target beyond the chain's total length
     is answered in one pass (the chain stretched straight at it, status ``unreachable``).
     """
-    if options:
-        raise ValueError(f"method 'fabrik' takes no options, got {sorted(options)}")
-    positions, iterations, error, code = fabrik_chain(
-        initial, chain._kernel_lengths, target, root, tol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+    positions, iterations, error, code = fabrik_chain(initial, chain._kernel_lengths, target, root, tol, max_iter)
     return Solution(positions, iterations, error, STATUSES[code], "fabrik")
+
+
+add("fabrik", "chain", Solver(solve_fabrik_chain), limited="fabrik-constrained",
+    summary="FABRIK (Aristidou & Lasenby 2011): forward and backward reaching on points")

@@ -9,8 +9,9 @@ is the wanted world frame of the last bone: its +Y axis is the last bone's direc
 joint before the effector to the effector) and its +Z the bone's up, i.e. its twist. The solver
 places the joint before the effector at ``target - L_last * R[:, 1]`` in every forward stage.
 
-Method options: ``orientation_tol`` (radians, default 1e-3): the largest rotation angle between
-the last bone's frame and the target rotation that counts as reached (oriented targets only).
+Method options (``LimitOptions``): ``orientation_tol`` (radians, default 1e-3): the largest
+rotation angle between the last bone's frame and the target rotation that counts as reached
+(oriented targets only).
 
 Solution extras (read-only mapping):
     frames: (n, 3, 3) world frame of each joint's bone (columns right, bone, up); the effector
@@ -27,17 +28,29 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.fabrik_constrained import fabrik_constrained
-from fabrik.model.constraints import as_rotation_matrix, pack_limits, root_frame, swing_twist
-from fabrik.solvers.registry import register
+from fabrik.model.constraints import pack_limits, root_frame, swing_twist
+from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
-DEFAULT_MAX_ITER = 1000
 DEFAULT_ORIENTATION_TOL = 1e-3
+
+
+@dataclass(frozen=True)
+class LimitOptions:
+    """Options of the constrained chain methods that take oriented targets: ``orientation_tol``
+    (radians >= 0), the largest angle between the last bone's frame and the target rotation that
+    counts as reached."""
+
+    orientation_tol: float = DEFAULT_ORIENTATION_TOL
+
+    def __post_init__(self):
+        object.__setattr__(self, "orientation_tol", check_tol(self.orientation_tol, "orientation_tol"))
 
 _PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _IDENTITY = np.eye(3)
@@ -52,23 +65,6 @@ def prepare(chain):
         hit = (limits, frame)
         _PREPARED[chain] = hit
     return hit
-
-
-def parse_options(method: str, options: dict, chain=None):
-    """(target rotation (3, 3) or identity, oriented flag, orientation_tol) from the options."""
-    options = dict(options)
-    rotation = options.pop("target_rotation", None)
-    otol = options.pop("orientation_tol", DEFAULT_ORIENTATION_TOL)
-    if options:
-        raise ValueError(f"method {method!r} takes the options target_rotation and orientation_tol, "
-                         f"got {sorted(options)}")
-    otol = check_tol(otol, "orientation_tol")
-    if rotation is None:
-        return _IDENTITY, False, otol
-    matrix = as_rotation_matrix(rotation, "target rotation")
-    if chain is not None and chain.dim == 2 and abs(matrix[2, 2] - 1.0) > 1e-9:  # a half turn about x or y has -1
-        raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
-    return matrix, True, otol
 
 
 class ConstrainedExtras(Mapping):
@@ -149,21 +145,23 @@ def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
                     ConstrainedExtras(stored, planar=chain.dim == 2))
 
 
-@register("fabrik-constrained")
-def solve_fabrik_constrained(chain, target, initial, root, tol, max_iter, **options) -> Solution:
+def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
     """Constrained FABRIK: joint limits applied at every step of both stages (see module doc).
 
-    Arrays arrive 3D (see ``fabrik.solvers.registry``). The returned pose always satisfies every
+    Arguments as ``fabrik.solvers.registry`` says. The returned pose always satisfies every
     limit (each iteration ends with a backward stage that enforces them). Status ``unreachable``
     when the target is farther than the chain's length and it stopped progressing, ``stalled``
     when it stopped short otherwise (the limits may make a target within reach unreachable).
     """
-    rotation, oriented, otol = parse_options("fabrik-constrained", options, chain)
     limits, frame = prepare(chain)
-    result = fabrik_constrained(initial, chain._kernel_lengths, target, root, limits, frame, rotation, oriented,
-                                chain.dim == 2, tol, otol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+    oriented = rotation is not None
+    result = fabrik_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
+                                rotation if oriented else _IDENTITY, oriented, chain.dim == 2, tol,
+                                options.orientation_tol, max_iter)
     return build_solution("fabrik-constrained", chain, result, frame, oriented)
 
 
-__all__ = ["solve_fabrik_constrained", "prepare", "parse_options", "build_solution", "DEFAULT_MAX_ITER",
-           "DEFAULT_ORIENTATION_TOL"]
+add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions()), limits=True, oriented=True,
+    frames=True, summary="FABRIK with joint limits and oriented targets (section 4.3)")
+
+__all__ = ["solve_fabrik_constrained", "prepare", "build_solution", "LimitOptions", "DEFAULT_ORIENTATION_TOL"]

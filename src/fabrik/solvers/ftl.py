@@ -16,18 +16,16 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from fabrik.kernels.ftl import ftl_chain
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
-DEFAULT_MAX_ITER = 1000
 
-
-@register("ftl")
-def solve_ftl_chain(chain, target, initial, root, tol, max_iter, **options) -> Solution:
-    """FTL with averaging on a single chain (arrays arrive 3D). No options (ValueError)."""
-    if options:
-        raise ValueError(f"method 'ftl' takes no options, got {sorted(options)}")
-    positions, iterations, error, code, drift = ftl_chain(
-        initial, chain._kernel_lengths, target, root, tol, DEFAULT_MAX_ITER if max_iter is None else max_iter)
+def solve_ftl_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
+    """FTL with averaging on a single chain (see ``fabrik.solvers.registry`` for the arguments)."""
+    positions, iterations, error, code, drift = ftl_chain(initial, chain._kernel_lengths, target, root, tol,
+                                                          max_iter)
     return Solution(positions, iterations, error, STATUSES[code], "ftl",
                     extras=MappingProxyType({"max_length_drift": float(drift)}))
+
+
+add("ftl", "chain", Solver(solve_ftl_chain), summary="follow-the-leader with averaging (Brown et al. 2004)")

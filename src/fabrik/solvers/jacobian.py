@@ -41,34 +41,82 @@ bone length: transpose ``max_error_step`` 1 bone, ``max_angle_step`` pi/8; DLS a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 from fabrik._validation import check_positive
 from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE, jacobian_chain
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
-DEFAULT_MAX_ITER = 10000
 PAPER_DAMPING = 1.1
 #: Buss & Kim's target clamp for unit bones, as a fraction of the mean bone length.
 ERROR_CLAMP_FRACTION = 0.4
 
+
 class PerBone(float):
-    """A length default given as a multiple of the chain's mean bone length."""
+    """A length default given as a multiple of the model's mean (non-zero) bone length."""
 
     def __repr__(self) -> str:
         return f"{float(self):g} x mean bone length"
 
 
-_MODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS, "sdls": SDLS}
+def _length(value, name: str, none_ok: bool = True):
+    """A length option as given: None (where allowed), ``math.inf`` (no clamp), a ``PerBone``
+    or a finite number > 0."""
+    if (value is None and none_ok) or value == math.inf or isinstance(value, PerBone):
+        return value
+    return check_positive(value, name)
 
-#: Paper (Buss & Kim) defaults per method. ``max_error_step`` None: 0.4 x mean bone length;
-#: ``math.inf``: no clamping.
-PAPER = {
-    "jacobian-transpose": {"max_error_step": None, "max_angle_step": math.pi / 6, "alpha": None},
-    "jacobian-dls": {"damping": PAPER_DAMPING, "max_error_step": None, "max_angle_step": math.pi / 4},
-    "jacobian-svd-dls": {"damping": PAPER_DAMPING, "max_error_step": None, "max_angle_step": math.pi / 4},
-    "sdls": {"max_error_step": None, "max_angle_step": math.pi / 4},
-}
+
+@dataclass(frozen=True)
+class TransposeOptions:
+    """Options of the Jacobian transpose: ``max_error_step`` (model units, or ``math.inf``; None:
+    ``ERROR_CLAMP_FRACTION`` x the mean bone length), ``max_angle_step`` (radians), ``alpha``
+    (fixed gain > 0, or None for Buss & Kim's adaptive gain)."""
+
+    max_error_step: float | None = None
+    max_angle_step: float = math.pi / 6
+    alpha: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "max_error_step", _length(self.max_error_step, "max_error_step"))
+        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
+        if self.alpha is not None:
+            object.__setattr__(self, "alpha", check_positive(self.alpha, "alpha"))
+
+
+@dataclass(frozen=True)
+class DampedOptions:
+    """Options of damped least squares (DLS, SVD-DLS): ``damping`` (lambda, model units > 0),
+    ``max_error_step`` and ``max_angle_step`` as for ``TransposeOptions``."""
+
+    damping: float = PAPER_DAMPING
+    max_error_step: float | None = None
+    max_angle_step: float = math.pi / 4
+
+    def __post_init__(self):
+        object.__setattr__(self, "damping", _length(self.damping, "damping", none_ok=False))
+        object.__setattr__(self, "max_error_step", _length(self.max_error_step, "max_error_step"))
+        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
+
+
+@dataclass(frozen=True)
+class SDLSOptions:
+    """Options of selectively damped least squares: ``max_error_step`` as for
+    ``TransposeOptions``, ``max_angle_step`` Buss & Kim's gamma_max (radians)."""
+
+    max_error_step: float | None = None
+    max_angle_step: float = math.pi / 4
+
+    def __post_init__(self):
+        object.__setattr__(self, "max_error_step", _length(self.max_error_step, "max_error_step"))
+        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
+
+
+#: Kernel mode and paper (Buss & Kim) defaults per method.
+MODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS, "sdls": SDLS}
+PAPER = {"jacobian-transpose": TransposeOptions(), "jacobian-dls": DampedOptions(),
+         "jacobian-svd-dls": DampedOptions(), "sdls": SDLSOptions()}
 
 #: Settings tuned for the paper's benchmark chain (9 bones of 100 units, tol 1e-3) by a grid search
 #: (40 reachable + 40 unreachable targets drawn with seed 7, not the benchmark's seed; cap 3000
@@ -78,57 +126,55 @@ PAPER = {
 #: max_angle_step {pi/8, pi/6, pi/4, pi/2}. SVD-DLS computes the same step as DLS, so it takes
 #: DLS's settings. Found for 100-unit bones (damping 200, max_error_step 150, ...), the lengths are
 #: stored as multiples of the chain's mean bone length (``PerBone``) so they carry to other chains.
-#: Numbers in docs/comparison.md.
 TUNED = {
-    "jacobian-transpose": {"max_error_step": PerBone(1.0), "max_angle_step": math.pi / 8, "alpha": None},
-    "jacobian-dls": {"damping": PerBone(2.0), "max_error_step": PerBone(1.5), "max_angle_step": math.pi / 4},
-    "jacobian-svd-dls": {"damping": PerBone(2.0), "max_error_step": PerBone(1.5), "max_angle_step": math.pi / 4},
-    "sdls": {"max_error_step": PerBone(0.2), "max_angle_step": math.pi / 2},
+    "jacobian-transpose": TransposeOptions(max_error_step=PerBone(1.0), max_angle_step=math.pi / 8),
+    "jacobian-dls": DampedOptions(damping=PerBone(2.0), max_error_step=PerBone(1.5)),
+    "jacobian-svd-dls": DampedOptions(damping=PerBone(2.0), max_error_step=PerBone(1.5)),
+    "sdls": SDLSOptions(max_error_step=PerBone(0.2), max_angle_step=math.pi / 2),
 }
 
 
-def _settings(base: str, defaults: dict, options: dict, chain) -> tuple[float, float, float, float]:
-    allowed = set(defaults)
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"method {base!r} got unknown options {unknown}; it takes {sorted(allowed)}")
-    merged = {**defaults, **options}
-    lengths = chain.bone_lengths
-    mean = float(lengths.mean()) if lengths.size else 0.0
-    mean = mean if mean > 0 else 1.0
-    for key, value in merged.items():
-        if isinstance(value, PerBone):
-            merged[key] = float(value) * mean
-    damping = check_positive(merged["damping"], "damping") if "damping" in merged else 0.0
-    step = merged["max_error_step"]
-    if step is None:
-        step = ERROR_CLAMP_FRACTION * mean
-    elif step != math.inf:
-        step = check_positive(step, "max_error_step")
-    angle = check_positive(merged["max_angle_step"], "max_angle_step")
-    alpha = merged.get("alpha")
-    alpha = 0.0 if alpha is None else check_positive(alpha, "alpha")
-    return damping, float(step), angle, alpha
+def settings(options, mean_bone: float) -> tuple[float, float, float, float]:
+    """The kernel's (damping, max_error_step, max_angle_step, alpha) from a Jacobian options
+    record, ``PerBone`` lengths and the default error clamp scaled by ``mean_bone`` (the mean
+    non-zero bone length; 1 when there is none); alpha 0 means adaptive."""
+    mean = mean_bone if mean_bone > 0 else 1.0
+
+    def length(value):
+        return float(value) * mean if isinstance(value, PerBone) else value
+
+    damping = float(length(getattr(options, "damping", 0.0)))
+    step = length(options.max_error_step)
+    step = ERROR_CLAMP_FRACTION * mean if step is None else float(step)
+    alpha = getattr(options, "alpha", None)
+    return damping, step, float(options.max_angle_step), 0.0 if alpha is None else float(alpha)
 
 
-def _make(name: str, base: str, defaults: dict):
-    mode = _MODES[base]
+def mean_bone_length(lengths) -> float:
+    """The mean of the non-zero ``lengths`` (0 when there is none)."""
+    bones = lengths[lengths > 0]
+    return float(bones.mean()) if bones.size else 0.0
 
-    def method(chain, target, initial, root, tol, max_iter, **options) -> Solution:
-        damping, step, angle, alpha = _settings(name, defaults, options, chain)
-        positions, iterations, error, code = jacobian_chain(
-            initial, chain._kernel_lengths, target, root, tol,
-            DEFAULT_MAX_ITER if max_iter is None else max_iter, mode, damping, step, angle, alpha)
+
+def _make(name: str, mode: int):
+    def solve_jacobian_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
+        damping, step, angle, alpha = settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
+                                               else 0.0)
+        positions, iterations, error, code = jacobian_chain(initial, chain._kernel_lengths, target, root, tol,
+                                                            max_iter, mode, damping, step, angle, alpha)
         return Solution(positions, iterations, error, STATUSES[code], name)
 
-    method.__name__ = "solve_" + name.replace("-", "_")
-    method.__qualname__ = method.__name__
-    opts = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
-    method.__doc__ = (f"The {name!r} chain method (see the module docstring for the model, stopping "
-                      f"rules and options). Defaults: {opts}; max_iter default {DEFAULT_MAX_ITER}.")
-    return register(name)(method)
+    solve_jacobian_chain.__name__ = "solve_" + name.replace("-", "_")
+    solve_jacobian_chain.__qualname__ = solve_jacobian_chain.__name__
+    solve_jacobian_chain.__doc__ = f"The {name!r} chain method (module docstring)."
+    return solve_jacobian_chain
 
 
-for _base in _MODES:
-    _make(_base, _base, PAPER[_base])
-    _make(_base + "-tuned", _base, TUNED[_base])
+for _base, _mode in MODES.items():
+    add(_base, "chain", Solver(_make(_base, _mode), PAPER[_base], JACOBIAN_MAX_ITER), limited=_base + "-constrained",
+        summary="Jacobian method (Buss & Kim 2005), paper defaults")
+    add(_base + "-tuned", "chain", Solver(_make(_base + "-tuned", _mode), TUNED[_base], JACOBIAN_MAX_ITER),
+        limited=_base + "-tuned-constrained", summary="the same, defaults tuned on the Table 1 chain")
+
+__all__ = ["TransposeOptions", "DampedOptions", "SDLSOptions", "PerBone", "PAPER", "TUNED", "MODES", "settings",
+           "mean_bone_length", "PAPER_DAMPING", "ERROR_CLAMP_FRACTION"]

@@ -21,35 +21,26 @@ from __future__ import annotations
 
 from fabrik.kernels.jacobian_constrained import jacobian_constrained
 from fabrik.solvers.fabrik_constrained import build_solution, prepare
-from fabrik.solvers.jacobian import _MODES, DEFAULT_MAX_ITER, PAPER, TUNED, _settings
-from fabrik.solvers.registry import register
-
-SUFFIX = "-constrained"
+from fabrik.solvers.jacobian import MODES, PAPER, TUNED, settings
+from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 
 
-def _make(name: str, base: str, defaults: dict):
-    mode = _MODES[base]
-
-    def method(chain, target, initial, root, tol, max_iter, **options):
-        if "target_rotation" in options:
-            raise ValueError(f"method {name!r} does not support oriented targets; use 'fabrik' or 'ccd'")
-        damping, step, angle, alpha = _settings(name, defaults, options, chain)
+def _make(name: str, mode: int):
+    def solve_jacobian_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
+        damping, step, angle, alpha = settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
+                                               else 0.0)
         limits, frame = prepare(chain)
         result = jacobian_constrained(initial, chain._kernel_lengths, target, root, limits, frame, chain.dim == 2,
-                                      tol, DEFAULT_MAX_ITER if max_iter is None else max_iter, mode, damping, step,
-                                      angle, alpha)
+                                      tol, max_iter, mode, damping, step, angle, alpha)
         return build_solution(name, chain, result, frame, False)
 
-    method.__name__ = "solve_" + name.replace("-", "_")
-    method.__qualname__ = method.__name__
-    opts = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
-    method.__doc__ = (f"The {name!r} chain method: the {name[:-len(SUFFIX)]!r} step, then every joint clamped "
-                      f"into its limits (module docstring). Defaults: {opts}; max_iter default {DEFAULT_MAX_ITER}.")
-    return register(name)(method)
+    solve_jacobian_constrained.__name__ = "solve_" + name.replace("-", "_")
+    solve_jacobian_constrained.__qualname__ = solve_jacobian_constrained.__name__
+    solve_jacobian_constrained.__doc__ = f"The {name!r} chain method: the step, then the clamp (module docstring)."
+    return solve_jacobian_constrained
 
 
-for _base in _MODES:
-    _make(_base + SUFFIX, _base, PAPER[_base])
-    _make(_base + "-tuned" + SUFFIX, _base, TUNED[_base])
-
-__all__ = ["SUFFIX"]
+for _base, _mode in MODES.items():
+    for _name, _defaults in ((_base, PAPER[_base]), (_base + "-tuned", TUNED[_base])):
+        add(_name + "-constrained", "chain", Solver(_make(_name + "-constrained", _mode), _defaults, JACOBIAN_MAX_ITER),
+            limits=True, frames=True, summary="the Jacobian step, then every joint clamped into its limits")

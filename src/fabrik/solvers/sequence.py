@@ -1,11 +1,12 @@
 """Solving a whole take: ``fabrik.solve_sequence``, every frame started from the answer of the
 frame before (the way animation and motion-capture cleanup use IK).
 
-Plain FABRIK on a skeleton without limits runs the take in one compiled loop
-(``fabrik.solvers.skeleton_fabrik.solve_skeleton_sequence``); every other method, and every
-method on a skeleton with joint limits (``<method>-constrained``, which also carries each frame's
-joint frames into the next so that twists stay continuous), goes frame by frame through
-``fabrik.solve`` with the same answers a hand-written loop would give.
+A method with a whole-take path (``Method.sequence``: FABRIK on a skeleton without limits, one
+compiled loop) runs the take in it; every other method goes frame by frame, on checked arrays
+where the method offers that (``Method.frame``) and otherwise through ``fabrik.solve``, with the
+same answers a hand-written loop would give. Methods whose solutions carry joint frames (the
+constrained ones) start each frame from the frames the frame before ended with, so that twists
+stay continuous.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, as_points
-from fabrik.solvers import DEFAULT_TOL, _constrained_variant, solve
+from fabrik.solvers import DEFAULT_TOL, registry, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
-from fabrik.solvers.skeleton_fabrik import (DEFAULT_MAX_ITER, rigid_mode, skeleton_arrays, solve_skeleton_sequence,
-                                            target_arrays)
+from fabrik.solvers.skeleton_fabrik import rigid_mode, skeleton_arrays, target_arrays
 
 
 def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,
@@ -72,18 +72,18 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     if initial.shape[0] != n:
         raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
     roots = None if root is None else _roots(root, frames)
-    if skeleton.constraints:
-        method = _constrained_variant(method, "skeleton")
-    if method == "fabrik" and not options:
-        with progress_bar(progress, frames, method, "frame") as bar:
-            return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol,
-                                           DEFAULT_MAX_ITER if max_iter is None else max_iter, rigid_sub_bases, swing_limbs,
-                                           None if bar is None else bar.update)
     if rigid_mode(rigid_sub_bases):
         options["rigid_sub_bases"] = rigid_sub_bases
     if swing_limbs:
         options["swing_limbs"] = swing_limbs
-    return _frame_by_frame(skeleton, method, indices, paths, initial, roots, tol, max_iter, progress, options)
+    chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+    if chosen.sequence is not None:
+        opts = chosen.options("skeleton", options)
+        cap = chosen.skeleton.max_iter if max_iter is None else max_iter
+        with progress_bar(progress, frames, chosen.name, "frame") as bar:
+            return chosen.sequence(skeleton, indices, paths, initial, roots, tol, cap, opts,
+                                   None if bar is None else bar.update)
+    return _frame_by_frame(skeleton, chosen.name, indices, paths, initial, roots, tol, max_iter, progress, options)
 
 
 def _paths(targets) -> np.ndarray:
@@ -136,44 +136,20 @@ def _check_frames(points: np.ndarray, name: str) -> None:
 def frame_solver(skeleton, method: str, indices: np.ndarray, tol, max_iter, options: Mapping):
     """One frame of a take: a function ``(targets (k, 3), previous (n, 3), root (3,) or None,
     frames (n, 3, 3) or None) -> Solution`` solving ``skeleton`` with ``method`` for the joints
-    ``indices``, from the previous frame's positions (and, for a constrained method, its joint
-    frames; None on the first frame: ``options["initial_frames"]`` or frames derived from the
-    pose). Constrained methods run on arrays (``solve_skeleton_constrained_arrays``,
-    ``solve_constrained_arrays``: the per-frame checks done once here); the others through
-    ``fabrik.solve``. The method name and its options are checked before any frame."""
-    from fabrik.solvers.registry import lookup
-    from fabrik.solvers.skeleton_fabrik import check_options
+    ``indices``, from the previous frame's positions (and, for a method whose solutions carry
+    joint frames, its frames; None on the first frame: the ``initial_frames`` option or frames
+    derived from the pose). The method's own array path (``Method.frame``) where it has one,
+    else ``fabrik.solve``. The method name and its options are checked before any frame."""
+    chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+    opts = chosen.options("skeleton", dict(options))
+    cap = chosen.skeleton.max_iter if max_iter is None else max_iter
+    if chosen.frame is not None:
+        return chosen.frame(skeleton, indices, tol, cap, opts)
+    names = [skeleton.names[j] for j in indices.tolist()]
 
-    lookup(method, "skeleton")
-    options = dict(options)
-    first_frames = options.pop("initial_frames", None)
-    if method == "fabrik-constrained":
-        from fabrik.solvers.skeleton_fabrik_constrained import _OPTIONS, solve_skeleton_constrained_arrays
-
-        check_options(method, options, _OPTIONS)
-        cap = DEFAULT_MAX_ITER if max_iter is None else max_iter
-        root_rotation = options.get("root_rotation")
-        swing_limbs = options.get("swing_limbs", False)
-
-        def one(targets, previous, root, frames):
-            return solve_skeleton_constrained_arrays(skeleton, indices, targets, previous,
-                                                     first_frames if frames is None else frames, root, tol, cap,
-                                                     root_rotation, swing_limbs)
-    elif method.endswith("-constrained"):
-        from fabrik.solvers.skeleton_methods_constrained import solve_constrained_arrays
-
-        def one(targets, previous, root, frames):
-            return solve_constrained_arrays(method, skeleton, indices, targets, previous,
-                                            first_frames if frames is None else frames, root, tol, max_iter,
-                                            **options)
-    else:
-        if first_frames is not None:
-            options["initial_frames"] = first_frames  # the method says it takes no such option
-        names = [skeleton.names[j] for j in indices.tolist()]
-
-        def one(targets, previous, root, frames):
-            return solve(skeleton, targets=dict(zip(names, targets)), initial=previous, root=root, method=method,
-                         tol=tol, max_iter=max_iter, **options)
+    def one(targets, previous, root, frames):
+        return solve(skeleton, targets=dict(zip(names, targets)), initial=previous, root=root, method=chosen.name,
+                     tol=tol, max_iter=max_iter, **options)
     return one
 
 
@@ -186,7 +162,7 @@ def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarra
     frames, k, _ = paths.shape
     one = frame_solver(skeleton, method, indices, tol, max_iter, options)
     names = [skeleton.names[j] for j in indices.tolist()]
-    carries_frames = method.endswith("-constrained")
+    carries_frames = registry.get(method).frames
     positions = np.empty((frames, skeleton.n_joints, 3))
     joint_frames = np.empty((frames, skeleton.n_joints, 3, 3)) if carries_frames else None
     iterations = np.zeros(frames, dtype=np.int64)

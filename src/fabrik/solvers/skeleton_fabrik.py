@@ -24,6 +24,7 @@ iteration loop runs inside one compiled kernel call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
@@ -31,10 +32,9 @@ import numpy as np
 from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton, fabrik_skeleton_frames
 from fabrik.kernels.vec import all_finite3
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, SequenceSolution, Solution
 
-DEFAULT_MAX_ITER = 1000
 _DEFAULT_TOL = 1e-3
 
 
@@ -521,14 +521,6 @@ def prepare(skeleton, targets, initial, root):
     return arrays, indices, positions, names, initial, root, root_from_target
 
 
-def check_options(method: str, options: dict, allowed: tuple[str, ...] = ()) -> None:
-    """ValueError for method options the method does not take."""
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
-        raise ValueError(f"method {method!r} for skeletons {takes}; got {unknown}")
-
-
 def raise_kernel_error(code: int, skeleton, indices) -> None:
     """Turn a kernel's negative status into a ValueError."""
     if code == BAD_INDEX:
@@ -546,50 +538,62 @@ def _writable(value, dtype) -> np.ndarray:
     return arr if arr.flags.writeable else arr.copy()
 
 
-@register("fabrik", "skeleton")
-def solve_fabrik_skeleton(skeleton, targets, initial=None, root=None, tol=_DEFAULT_TOL, max_iter=None,
-                          rigid_sub_bases: bool | str = False, swing_limbs: bool = False, **options) -> Solution:
-    """Multi-end-effector FABRIK (sections 4.1, 4.2).
+@dataclass(frozen=True)
+class TrackingOptions:
+    """Options of skeleton FABRIK.
 
-    Args:
-        skeleton: a ``fabrik.Skeleton``.
-        targets: ``{joint_name: xyz}``; any joint may be targeted, leaves or inner joints, the
-            root included (its target then fixes the root). Units of the skeleton.
-        initial: (n, 3) start pose, root first; default the rest pose. Never written.
-        root: (3,) fixed root position; default the root joint's target if it has one, else
-            ``initial[0]``.
-        tol: absolute tolerance on every effector's distance to its target.
-        max_iter: iteration cap, default 1000 (one iteration = forward + backward stage).
-        rigid_sub_bases: False (default): the paper's sub-bases, every bone leaving a joint moves
-            on its own. True: a joint's children at a distance move as one rigid body about it,
-            as they do under a BVH joint's rotation (see ``rigid_groups``); the sub-base still
-            goes to the centroid of its branches' (now rigid) proposals. Use it for skeletons
-            from motion capture, whose poses must stay expressible as joint rotations.
-            ``"limbs"``: only the sub-bases inside limbs are rigid (a hand's palm carrying the
-            fingers and thumb, a foot with several toes; see ``limb_groups``), their members
-            found through zero-length joints; pelvis, spine and chest stay free. These groups
-            are a prior: when the solve stalls short of its targets with them (a real palm is
-            not exactly rigid), they are released and the iterations go on. ``"auto"``: both
-            kinds (``auto_groups``): a BVH skeleton's pelvis and chest
-            when their bones leave one joint (Mixamo), and the hands; what ``fabrik reconstruct``
-            uses, so that its poses can be written back as BVH rotations. Only the groups that
-            BVH does not hold rigid (members hung through zero-length joints) are released.
-        swing_limbs: False (default): start from ``initial`` (moved with the root). True: first
-            swing every limb (leg, arm, head; see ``limb_tops``) rigidly about its hip or
-            shoulder joint so that it points at its targets, then iterate. A warm start for
-            tracking: limbs keep their shape from the previous frame and turn from the proximal
-            joint, as legs and arms do, where plain FABRIK bends the distal bones most.
+    ``rigid_sub_bases``: False: the paper's sub-bases, every bone leaving a joint moves on its
+    own. True: a joint's children at a distance move as one rigid body about it, as they do
+    under a BVH joint's rotation (see ``rigid_groups``); the sub-base still goes to the centroid
+    of its branches' (now rigid) proposals. ``"limbs"``: only the sub-bases inside limbs are
+    rigid (a hand's palm carrying the fingers and thumb, a foot with several toes; see
+    ``limb_groups``), their members found through zero-length joints; these groups are a prior,
+    released when the solve stalls short of its targets with them. ``"auto"``: both kinds
+    (``auto_groups``); only the groups that BVH does not hold rigid are released. ``"all"`` and
+    ``"none"`` stand for True and False.
 
-    Returns:
-        ``Solution`` with ``positions`` (n, 3), ``effector_errors`` {joint name: distance},
-        ``error`` the largest of them, ``iterations`` and ``status``; ``extras["released_groups"]``
-        names the centres of the rigid groups the solve released (a tuple, empty when none), and
-        ``extras["effector_error_array"]`` holds the errors as a (k,) array in target order.
+    ``swing_limbs``: True to first swing every limb (leg, arm, head; see ``limb_tops``) rigidly
+    about its hip or shoulder joint so that it points at its targets, then iterate: a warm start
+    for tracking, limbs keeping their shape from the previous frame.
     """
-    check_options("fabrik", options)
+
+    rigid_sub_bases: bool | str = False
+    swing_limbs: bool = False
+
+    def __post_init__(self):
+        mode = rigid_mode(self.rigid_sub_bases)
+        if not isinstance(mode, (bool, str)) or mode not in (False, True, "limbs", "auto"):
+            raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {self.rigid_sub_bases!r}")
+        if not isinstance(self.swing_limbs, (bool, np.bool_)):
+            raise ValueError(f"swing_limbs must be True or False, got {self.swing_limbs!r}")
+
+
+def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
+    """Multi-end-effector FABRIK (sections 4.1, 4.2); arguments as ``fabrik.solvers.registry``
+    says, options ``TrackingOptions``.
+
+    ``targets``: ``{joint_name: xyz}``; any joint may be targeted, leaves or inner joints, the
+    root included (its target then fixes the root). ``initial``: (n, 3) start pose (default the
+    rest pose); ``root``: (3,) fixed root (default the root joint's target if it has one, else
+    ``initial[0]``).
+
+    Returns a ``Solution`` with ``effector_errors`` {joint name: distance}; ``extras
+    ["released_groups"]`` names the centres of the rigid groups the solve released (a tuple, empty
+    when none), and ``extras["effector_error_array"]`` holds the errors as a (k,) array in target
+    order.
+    """
     arrays, indices, positions, _, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
-    return _solve(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol),
-                  DEFAULT_MAX_ITER if max_iter is None else int(max_iter), rigid_sub_bases, swing_limbs)
+    return _solve(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol), int(max_iter),
+                  options.rigid_sub_bases, options.swing_limbs)
+
+
+def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, progress) -> SequenceSolution:
+    """A whole take in one compiled loop (``Method.sequence``, see ``solve_skeleton_sequence``)."""
+    return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options.rigid_sub_bases,
+                                   options.swing_limbs, progress)
+
+
+add("fabrik", "skeleton", Solver(solve_fabrik_skeleton, TrackingOptions()), sequence=_sequence)
 
 
 def _solve(skeleton, arrays: "SkeletonArrays", idx, pos, initial, root, root_from_target: bool, tol: float,
@@ -759,5 +763,5 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     return SequenceSolution(out, iterations, errors, codes, "fabrik", tuple(skeleton.names[j] for j in idx.tolist()))
 
 
-__all__ = ["solve_fabrik_skeleton", "solve_skeleton_arrays", "solve_skeleton_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_pivot", "twist_branches", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
-           "target_arrays", "DEFAULT_MAX_ITER"]
+__all__ = ["solve_fabrik_skeleton", "TrackingOptions", "solve_skeleton_arrays", "solve_skeleton_sequence", "skeleton_arrays", "SkeletonArrays", "limb_tops", "limb_pivot", "twist_branches", "limb_groups", "auto_groups", "kernel_groups", "rigid_groups", "rigid_group_arrays", "limb_arrays", "array_inputs", "RIGID_MODES",
+           "target_arrays"]

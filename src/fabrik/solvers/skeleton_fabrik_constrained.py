@@ -73,7 +73,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -97,15 +98,13 @@ from fabrik.model.constraints import (
     pack_limits,
 )
 from fabrik.solvers.fabrik_constrained import ConstrainedExtras
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 from fabrik.solvers.skeleton_fabrik import (
     _CACHE_ATTR as _ARRAYS_ATTR,
-    DEFAULT_MAX_ITER,
     _writable,
     array_inputs,
     limb_arrays,
-    check_options,
     prepare,
     raise_kernel_error,
     skeleton_arrays,
@@ -114,7 +113,29 @@ from fabrik.solvers.skeleton_fabrik import (
 METHOD = "fabrik-constrained"
 #: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
 REST_UP_SWITCH = math.radians(25.0)
-_OPTIONS = ("initial_frames", "root_rotation", "swing_limbs")
+
+
+@dataclass(frozen=True, eq=False)
+class FrameOptions:
+    """Options of the constrained skeleton methods: ``initial_frames`` (n, 3, 3) frames of the start
+    pose (default: derived from ``initial``, ``frames_from_pose``; pass a previous solution's
+    ``extras["frames"]`` to keep twists continuous), ``root_rotation`` (the root orientation to
+    hold: a scipy Rotation, (x, y, z, w) quaternion or 3x3 matrix; ``"free"`` to refit it every
+    iteration, ``fabrik-constrained`` only; default: held at the initial frames' root)."""
+
+    initial_frames: Any = None
+    root_rotation: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class LimitedTrackingOptions(FrameOptions):
+    """``FrameOptions`` plus ``swing_limbs`` (as for skeleton FABRIK, ``TrackingOptions``)."""
+
+    swing_limbs: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.swing_limbs, (bool, np.bool_)):
+            raise ValueError(f"swing_limbs must be True or False, got {self.swing_limbs!r}")
 
 
 class ConstrainedSkeletonArrays(NamedTuple):
@@ -398,34 +419,18 @@ def constrained_skeleton_solution(skeleton, method, positions, frames, row_activ
                     {names[j]: e for j, e in zip(np.asarray(target_indices).tolist(), err)}, extras)
 
 
-@register(METHOD, "skeleton")
-def solve_fabrik_skeleton_constrained(skeleton, targets, initial=None, root=None, tol=1e-3, max_iter=None,
-                                      **options) -> Solution:
-    """Multi-end-effector FABRIK with the skeleton's joint limits (module docstring).
-
-    Args:
-        skeleton: a ``fabrik.Skeleton`` (limits from ``with_constraints``; none is allowed).
-        targets: ``{joint_name: xyz}``, as for method ``"fabrik"``.
-        initial: (n, 3) start pose; default the rest pose. Never written.
-        root: (3,) fixed root position; default the root joint's target, else ``initial[0]``.
-        tol: absolute tolerance on every effector's distance; max_iter: cap (default 1000).
-        **options: ``initial_frames`` (n, 3, 3), ``root_rotation`` (rotation or ``"free"``; see the
-            module docstring).
-
-    Returns:
-        ``Solution``; every bone keeps its length and every limit holds in ``positions``
-        (``extras["frames"]`` are the matching frames).
-    """
-    check_options(METHOD, options, _OPTIONS)
+def solve_fabrik_skeleton_constrained(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
+    """Multi-end-effector FABRIK with the skeleton's joint limits (module docstring); arguments as
+    ``fabrik.solvers.registry`` says, options ``LimitedTrackingOptions``. Every bone keeps its
+    length and every limit holds in ``positions`` (``extras["frames"]`` are the matching frames)."""
     arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     initial = _writable(initial, np.float64)
-    frames = options.get("initial_frames")
+    frames = options.initial_frames
     if frames is not None:
         frames = _check_frames(frames, skeleton.n_joints)
-    root_matrix, free_root = _root_option(options.get("root_rotation"))
+    root_matrix, free_root = _root_option(options.root_rotation)
     return _run(skeleton, indices, positions, initial, frames, _writable(root, np.float64), root_from_target,
-                root_matrix, free_root, tol, DEFAULT_MAX_ITER if max_iter is None else int(max_iter),
-                options.get("swing_limbs", False))
+                root_matrix, free_root, tol, int(max_iter), options.swing_limbs)
 
 
 def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions, initial, initial_frames=None,
@@ -452,6 +457,19 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
                 swing_limbs)
 
 
-__all__ = ["solve_fabrik_skeleton_constrained", "solve_skeleton_constrained_arrays", "constrained_arrays",
+def _frame_solver(skeleton, indices, tol, max_iter, options):
+    """One frame of a take on arrays (``fabrik.solvers.sequence``): the per-frame checks light."""
+    first = options.initial_frames
+
+    def one(targets, previous, root, frames):
+        return solve_skeleton_constrained_arrays(skeleton, indices, targets, previous, first if frames is None else frames,
+                                                 root, tol, max_iter, options.root_rotation, options.swing_limbs)
+    return one
+
+
+add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions()), frame=_frame_solver,
+    limits=True, frames=True)
+
+__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "constrained_arrays",
            "rest_frames", "frames_from_world_rotations", "frames_from_pose", "limit_violations",
            "ConstrainedSkeletonArrays", "METHOD"]

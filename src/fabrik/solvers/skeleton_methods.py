@@ -24,25 +24,13 @@ from __future__ import annotations
 
 import math
 
-
-from fabrik._validation import check_positive
 from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, ccd_skeleton, jacobian_skeleton
-from fabrik.solvers.registry import register
+from fabrik.solvers.jacobian import PAPER, mean_bone_length, settings
+from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
-from fabrik.solvers.skeleton_fabrik import check_options, prepare, raise_kernel_error
+from fabrik.solvers.skeleton_fabrik import prepare, raise_kernel_error
 
-DEFAULT_MAX_ITER = 1000  # CCD
-DEFAULT_MAX_ITER_JACOBIAN = 10000
-#: Jacobian defaults, after Buss & Kim (2005) and the chain methods (``fabrik.solvers.jacobian``):
-#: damping lambda in model units; the largest joint-angle change per step (radians); the
-#: transpose gain (None: adaptive).
-DEFAULT_DAMPING = 1.1
-MAX_ANGLE_STEP = {"jacobian-transpose": math.pi / 6, "jacobian-dls": math.pi / 4, "jacobian-svd-dls": math.pi / 4}
-#: Default ``max_error_step``: this fraction of the mean non-zero bone length (Buss & Kim's 0.4
-#: for unit bones; zero-length BVH bones are left out of the mean).
-ERROR_CLAMP_FRACTION = 0.4
-_CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
-_TOL = 1e-3
+CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
 
 
 def _solution(method, names, out, iterations, errors, code, skeleton, indices):
@@ -52,78 +40,45 @@ def _solution(method, names, out, iterations, errors, code, skeleton, indices):
     return Solution(out, iterations, max(err), STATUSES[code], method, dict(zip(names, err)))
 
 
-@register("ccd", "skeleton")
-def solve_ccd_skeleton(skeleton, targets, initial=None, root=None, tol=_TOL, max_iter=None, **options) -> Solution:
-    """CCD for several end effectors (no options); arguments as ``solve_fabrik_skeleton``.
-
-    One iteration is one sweep per effector not yet within ``tol``; default cap 1000.
-    """
-    check_options("ccd", options)
+def solve_ccd_skeleton(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
+    """CCD for several end effectors (no options); arguments as ``fabrik.solvers.registry`` says.
+    One iteration is one sweep per effector not yet within ``tol``."""
     arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     out, iterations, errors, code = ccd_skeleton(
         arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-        arrays.position, indices, positions, initial, root, root_from_target, float(tol),
-        DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+        arrays.position, indices, positions, initial, root, root_from_target, float(tol), int(max_iter))
     return _solution("ccd", names, out, iterations, errors, code, skeleton, indices)
 
 
-def jacobian_options(method: str) -> tuple[str, ...]:
-    """The option names a skeleton Jacobian method takes (``"jacobian-transpose"``,
-    ``"jacobian-dls"``, ``"jacobian-svd-dls"``; a ``-constrained`` suffix is ignored)."""
-    return ("max_error_step", "max_angle_step") + (("alpha",) if method.startswith("jacobian-transpose")
-                                                   else ("damping",))
-
-
-def _jacobian_settings(method, options, arrays):
-    allowed = jacobian_options(method)
-    check_options(method, options, allowed)
-    damping = check_positive(options.get("damping", DEFAULT_DAMPING), "damping") if "damping" in allowed else 0.0
-    angle = check_positive(options.get("max_angle_step", MAX_ANGLE_STEP[method]), "max_angle_step")
-    step = options.get("max_error_step")
-    if step is None:
-        bones = arrays.lengths[arrays.lengths > 0]
-        step = ERROR_CLAMP_FRACTION * float(bones.mean()) if bones.size else math.inf
-    elif step != math.inf:
-        step = check_positive(step, "max_error_step")
-    alpha = options.get("alpha")
-    alpha = 0.0 if alpha is None else check_positive(alpha, "alpha")
-    return damping, angle, float(step), alpha
+def skeleton_settings(options, lengths) -> tuple[float, float, float, float]:
+    """The kernel's Jacobian settings for a skeleton: as for chains (``settings``), over the mean
+    non-zero bone (zero-length BVH bones left out); no error clamp when every bone is zero."""
+    mean = mean_bone_length(lengths)
+    damping, step, angle, alpha = settings(options, mean)
+    if mean == 0.0 and options.max_error_step is None:
+        step = math.inf
+    return damping, step, angle, alpha
 
 
 def _jacobian(method):
-    def solve_jacobian_skeleton(skeleton, targets, initial=None, root=None, tol=_TOL, max_iter=None,
-                                **options) -> Solution:
+    def solve_jacobian_skeleton(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
         arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
-        damping, angle, step, alpha = _jacobian_settings(method, options, arrays)
+        damping, step, angle, alpha = skeleton_settings(options, arrays.lengths)
         out, iterations, errors, code = jacobian_skeleton(
             arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-            arrays.position, indices, positions, initial, root, root_from_target, float(tol), DEFAULT_MAX_ITER_JACOBIAN if max_iter is None else int(max_iter),
-            _CODES[method], damping, angle, step, alpha)
+            arrays.position, indices, positions, initial, root, root_from_target, float(tol), int(max_iter),
+            CODES[method], damping, angle, step, alpha)
         return _solution(method, names, out, iterations, errors, code, skeleton, indices)
 
     solve_jacobian_skeleton.__name__ = "solve_" + method.replace("-", "_") + "_skeleton"
     solve_jacobian_skeleton.__qualname__ = solve_jacobian_skeleton.__name__
-    damping_doc = ("" if method == "jacobian-transpose" else
-                   f"\n        damping: lambda of the damped least squares, model units, > 0 (default {DEFAULT_DAMPING}).")
-    alpha_doc = ("\n        alpha: fixed gain > 0, or None (default) for Buss & Kim's adaptive gain."
-                 if method == "jacobian-transpose" else "")
-    solve_jacobian_skeleton.__doc__ = f"""Method ``{method!r}`` for skeletons; arguments as ``solve_fabrik_skeleton``.
-
-    Options:{damping_doc}{alpha_doc}
-        max_angle_step: largest change of any joint-angle component per iteration, radians
-            (default {MAX_ANGLE_STEP[method]:.4f}).
-        max_error_step: each effector's error vector is clamped to this length per iteration
-            (model units, ``math.inf`` for none; default {ERROR_CLAMP_FRACTION} x the mean
-            non-zero bone length).
-
-    Default cap {DEFAULT_MAX_ITER_JACOBIAN} iterations.
-    """
-    return register(method, "skeleton")(solve_jacobian_skeleton)
+    solve_jacobian_skeleton.__doc__ = (f"Method {method!r} for skeletons (module docstring); options as for chains "
+                                       "(``fabrik.solvers.jacobian``), lengths over the mean non-zero bone.")
+    return solve_jacobian_skeleton
 
 
-solve_jacobian_transpose_skeleton = _jacobian("jacobian-transpose")
-solve_jacobian_dls_skeleton = _jacobian("jacobian-dls")
-solve_jacobian_svd_dls_skeleton = _jacobian("jacobian-svd-dls")
+add("ccd", "skeleton", Solver(solve_ccd_skeleton))
+for _method in CODES:
+    add(_method, "skeleton", Solver(_jacobian(_method), PAPER[_method], JACOBIAN_MAX_ITER))
 
-__all__ = ["solve_ccd_skeleton", "solve_jacobian_transpose_skeleton", "solve_jacobian_dls_skeleton",
-           "solve_jacobian_svd_dls_skeleton", "DEFAULT_DAMPING", "MAX_ANGLE_STEP"]
+__all__ = ["solve_ccd_skeleton", "skeleton_settings", "CODES"]

@@ -24,23 +24,30 @@ the joints whose limit is on its boundary), ``effector_error_array`` (k,).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from fabrik.kernels.skeleton_methods_constrained import (DLS, SVD_DLS, TRANSPOSE, ccd_skeleton_constrained,
-                                                         jacobian_skeleton_constrained, refresh_active)
+from fabrik.kernels.skeleton_methods_constrained import ccd_skeleton_constrained, jacobian_skeleton_constrained, \
+    refresh_active
 from fabrik.model.constraints import as_rotation_matrix
-from fabrik.solvers.registry import register
+from fabrik.solvers.jacobian import DampedOptions, TransposeOptions
+from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import Solution
-from fabrik.solvers.skeleton_fabrik import (_writable, array_inputs, check_options, prepare, raise_kernel_error,
-                                           skeleton_arrays)
-from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays, constrained_skeleton_solution, frames_from_pose
-from fabrik.solvers.skeleton_methods import (DEFAULT_MAX_ITER, DEFAULT_MAX_ITER_JACOBIAN, _jacobian_settings,
-                                             jacobian_options)
+from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error, skeleton_arrays
+from fabrik.solvers.skeleton_fabrik_constrained import (FrameOptions, constrained_arrays,
+                                                        constrained_skeleton_solution, frames_from_pose)
+from fabrik.solvers.skeleton_methods import CODES, skeleton_settings
 
-SUFFIX = "-constrained"
-_CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
-METHODS = ("ccd-constrained",) + tuple(m + SUFFIX for m in _CODES)
-_FRAME_OPTIONS = ("initial_frames", "root_rotation")
+
+@dataclass(frozen=True, eq=False)
+class TransposeFrameOptions(TransposeOptions, FrameOptions):
+    """The transpose's options (``TransposeOptions``) and ``FrameOptions``."""
+
+
+@dataclass(frozen=True, eq=False)
+class DampedFrameOptions(DampedOptions, FrameOptions):
+    """The damped methods' options (``DampedOptions``) and ``FrameOptions``."""
 
 
 def _frames(skeleton, initial, frames, root_rotation) -> np.ndarray:
@@ -64,79 +71,58 @@ def _frames(skeleton, initial, frames, root_rotation) -> np.ndarray:
     return F
 
 
-def _run(method, skeleton, idx, pos, p0, frames, root, root_from_target, tol, max_iter, settings=None) -> Solution:
+def _run(name, code, skeleton, idx, pos, p0, frames, root, root_from_target, tol, max_iter, options) -> Solution:
     arrays = skeleton_arrays(skeleton)
     tables = constrained_arrays(skeleton)
-    if method == "ccd-constrained":
-        out, F, row_active, iterations, errors, code = ccd_skeleton_constrained(
+    if code is None:
+        out, F, row_active, iterations, errors, status = ccd_skeleton_constrained(
             arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
             arrays.position, tables.Q, tables.limits, idx, pos, p0, frames, root, root_from_target, float(tol),
-            DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+            int(max_iter))
     else:
-        damping, angle, step, alpha = settings
-        out, F, row_active, iterations, errors, code = jacobian_skeleton_constrained(
+        damping, step, angle, alpha = skeleton_settings(options, arrays.lengths)
+        out, F, row_active, iterations, errors, status = jacobian_skeleton_constrained(
             arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, idx, pos, p0,
-            frames, root, root_from_target, float(tol),
-            DEFAULT_MAX_ITER_JACOBIAN if max_iter is None else int(max_iter), _CODES[method[:-len(SUFFIX)]],
-            damping, angle, step, alpha)
-    if code < 0:
-        raise_kernel_error(code, skeleton, idx)
+            frames, root, root_from_target, float(tol), int(max_iter), code, damping, angle, step, alpha)
+    if status < 0:
+        raise_kernel_error(status, skeleton, idx)
     refresh_active(F, arrays.parents, arrays.lengths, tables.Q, tables.limits, row_active)
-    return constrained_skeleton_solution(skeleton, method, out, F, row_active, iterations, errors, code, idx)
+    return constrained_skeleton_solution(skeleton, name, out, F, row_active, iterations, errors, status, idx)
 
 
-def _settings(method, options, arrays):
-    """The Jacobian settings (damping, angle, step, alpha) from the non-frame options."""
-    if method == "ccd-constrained":
-        return None
-    rest = {k: v for k, v in options.items() if k not in _FRAME_OPTIONS}
-    return _jacobian_settings(method[:-len(SUFFIX)], rest, arrays)
-
-
-def _allowed(method):
-    """The options ``method`` takes: the frame options and, for the Jacobian methods, their settings."""
-    return _FRAME_OPTIONS + (() if method == "ccd-constrained" else jacobian_options(method))
-
-
-def _make(method):
-    def solve_constrained(skeleton, targets, initial=None, root=None, tol=1e-3, max_iter=None, **options):
-        check_options(method, options, _allowed(method))
+def _make(name, code):
+    def solve_constrained(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
         arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
-        settings = _settings(method, options, arrays)
         initial = _writable(initial, np.float64)
-        frames = _frames(skeleton, initial, options.get("initial_frames"), options.get("root_rotation"))
-        return _run(method, skeleton, indices, positions, initial, frames, _writable(root, np.float64),
-                    root_from_target, tol, max_iter, settings)
+        frames = _frames(skeleton, initial, options.initial_frames, options.root_rotation)
+        return _run(name, code, skeleton, indices, positions, initial, frames, _writable(root, np.float64),
+                    root_from_target, tol, max_iter, options)
 
-    solve_constrained.__name__ = "solve_" + method.replace("-", "_") + "_skeleton"
+    def frame_solver(skeleton, indices, tol, max_iter, options):
+        """One frame of a take on arrays (light per-frame checks)."""
+        first = options.initial_frames
+
+        def one(targets, previous, root, frames):
+            idx, pos, p0, r, root_from_target = array_inputs(skeleton.n_joints, indices, targets, previous, root)
+            F = _frames(skeleton, p0, first if frames is None else frames, options.root_rotation)
+            return _run(name, code, skeleton, idx, pos, p0, F, r, root_from_target, tol, max_iter, options)
+        return one
+
+    solve_constrained.__name__ = "solve_" + name.replace("-", "_") + "_skeleton"
     solve_constrained.__qualname__ = solve_constrained.__name__
-    solve_constrained.__doc__ = (f"Skeleton method {method!r} (module docstring); arguments as "
-                                 "``solve_fabrik_skeleton_constrained``, options as the unconstrained method plus "
-                                 "``initial_frames`` and ``root_rotation``.")
-    return register(method, "skeleton")(solve_constrained)
+    solve_constrained.__doc__ = (f"Skeleton method {name!r} (module docstring); arguments as "
+                                 "``fabrik.solvers.registry`` says.")
+    return solve_constrained, frame_solver
 
 
-for _m in METHODS:
-    _make(_m)
+_ccd, _ccd_frames = _make("ccd-constrained", None)
+add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions()), frame=_ccd_frames, limits=True, frames=True)
+for _base, _code in CODES.items():
+    _fn, _frames_fn = _make(_base + "-constrained", _code)
+    _defaults = TransposeFrameOptions() if _base == "jacobian-transpose" else DampedFrameOptions()
+    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER), frame=_frames_fn, limits=True,
+        frames=True)
+    add(_base, limited=_base + "-constrained")
+add("ccd", limited="ccd-constrained")
 
-
-def solve_constrained_arrays(method, skeleton, target_indices, target_positions, initial, initial_frames=None,
-                             root=None, tol=1e-3, max_iter=None, **options) -> Solution:
-    """A constrained comparison method on arrays, for per-frame loops (light checks only).
-
-    Args as ``fabrik.solvers.skeleton_fabrik_constrained.solve_skeleton_constrained_arrays``
-    (``root_rotation`` is a rotation or None), plus the method's options.
-    """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    check_options(method, options, _allowed(method))
-    arrays = skeleton_arrays(skeleton)
-    idx, pos, p0, r, root_from_target = array_inputs(arrays.parents.shape[0], target_indices, target_positions,
-                                                     initial, root)
-    root_rotation = options.pop("root_rotation", None)
-    settings = _settings(method, options, arrays)
-    frames = _frames(skeleton, p0, initial_frames, root_rotation)
-    return _run(method, skeleton, idx, pos, p0, frames, r, root_from_target, tol, max_iter, settings)
-
-
-__all__ = ["solve_constrained_arrays", "METHODS", "SUFFIX"]
+__all__ = ["TransposeFrameOptions", "DampedFrameOptions"]

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from fabrik.kernels.ccd import start_pose_result
 from fabrik.kernels.triangulation import triangulation_chain
-from fabrik.solvers.registry import register
+from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
 
-@register("triangulation")
-def solve_triangulation_chain(chain, target, initial, root, tol, max_iter, **options) -> Solution:
-    """Triangulation on a single chain (arrays arrive 3D). No options (ValueError)."""
-    if options:
-        raise ValueError(f"method 'triangulation' takes no options, got {sorted(options)}")
+def solve_triangulation_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
+    """Triangulation on a single chain (see ``fabrik.solvers.registry`` for the arguments)."""
     if max_iter == 0:
         positions, iterations, error, code = start_pose_result(initial, chain._kernel_lengths, root, target, tol)
         return Solution(positions, iterations, error, STATUSES[code], "triangulation")
     positions, iterations, error, code = triangulation_chain(initial, chain._kernel_lengths, target, root, tol)
     return Solution(positions, iterations, error, STATUSES[code], "triangulation")
+
+
+add("triangulation", "chain", Solver(solve_triangulation_chain),
+    summary="triangulation by the cosine rule (Muller-Cajar & Mukundan 2007)")
