@@ -29,9 +29,9 @@ import numpy as np
 
 import fabrik
 from fabrik.experiments.reconstruct import DEFAULT_REL_TOL, default_effectors
-from fabrik.kernels.fabrik_skeleton import fabrik_skeleton
-from fabrik.solvers.skeleton_fabrik import (array_inputs, limb_arrays, rigid_group_arrays, skeleton_arrays,
-                                            solve_skeleton_arrays, solve_skeleton_sequence)
+from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.solvers.skeleton_fabrik import (NO_FRAMES, NO_LIMITS, array_inputs, limb_arrays, rigid_group_arrays,
+                                            skeleton_arrays, solve_skeleton_arrays, solve_skeleton_sequence, tree_args)
 
 
 def main(path: str, n_frames: int = 300) -> dict:
@@ -49,7 +49,9 @@ def main(path: str, n_frames: int = 300) -> dict:
         pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "auto", True).positions
     arrays = skeleton_arrays(skeleton)
     groups = rigid_group_arrays(arrays, "auto")
-    extra = (*groups, np.zeros_like(groups[-1]), *limb_arrays(arrays, True, "auto"))
+    released = np.zeros_like(groups[-1])
+    tops = limb_arrays(arrays, True, "auto")[0]
+    tree = tree_args(arrays)
     all_targets = np.ascontiguousarray(targets)
     all_roots = np.ascontiguousarray(roots)
 
@@ -64,8 +66,8 @@ def main(path: str, n_frames: int = 300) -> dict:
     def kernel(max_iter):
         def run():
             for f in range(n_frames):
-                fabrik_skeleton(arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, effectors, targets[f],
-                                starts[f], roots[f], False, tol, max_iter, *extra)
+                fabrik_tree(tree, groups, NO_LIMITS, (effectors, targets[f], starts[f], NO_FRAMES, roots[f], False),
+                            tol, max_iter, True, tops, released)
         return run
 
     def sequence():

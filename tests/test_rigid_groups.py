@@ -135,7 +135,7 @@ def seat_cost(centre, rot, offsets, members):
 def test_seat_group_finds_the_best_centre_on_the_sphere_and_turn_together(seed, noise, count):
     """The held group's seat: the centre on its bone's sphere and the group's turn that best place
     the members, the same optimum as the two half-problems alternated until nothing moves."""
-    from fabrik.kernels.fabrik_skeleton import seat_group
+    from fabrik.kernels.rigid_groups import seat_group
     from fabrik.kernels.rotation_fit import cross_covariance, kabsch
 
     rng = np.random.default_rng(seed)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
-from fabrik.kernels.fabrik_skeleton import effector_errors, rebuild_lengths, tree_setup
+from fabrik.kernels.tree import effector_errors, rebuild_lengths, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
 from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_paths
 from fabrik.kernels.vec import TINY, rotate_subtree

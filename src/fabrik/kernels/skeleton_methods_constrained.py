@@ -36,14 +36,14 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE
-from fabrik.kernels.fabrik_skeleton import effector_errors, tree_setup
+from fabrik.kernels.tree import effector_errors, tree_setup
 from fabrik.kernels.frames import reorthonormalise, rotate_frame, rotation_between, transport
 from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
                                              rotation_vector_matrix, stacked_step)
-from fabrik.kernels.fabrik_skeleton_constrained import NO_PROGRESS_WINDOW
 from fabrik.kernels.stopping import (
     MAX_ITERATIONS,
+    NO_PROGRESS_WINDOW,
     PROGRESS_FRACTION,
     REACHED,
     STALLED,

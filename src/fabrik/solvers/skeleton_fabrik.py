@@ -30,7 +30,8 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
-from fabrik.kernels.fabrik_skeleton import BAD_INDEX, BAD_ROOT, fabrik_skeleton, fabrik_skeleton_frames
+from fabrik.kernels.fabrik_tree import fabrik_tree, fabrik_tree_frames
+from fabrik.kernels.tree import BAD_INDEX, BAD_ROOT
 from fabrik.kernels.vec import all_finite3
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, SequenceSolution, Solution
@@ -85,6 +86,23 @@ class SkeletonArrays(NamedTuple):
     auto_groups: tuple
     held_limb_tops: np.ndarray
     kernel_groups: dict
+
+
+#: What the kernel gets for a solve without limits: no limit tables, no frames.
+NO_LIMITS = (np.zeros((0, 3, 3)), np.zeros((0, 13)), np.zeros((0, 2)), np.zeros((0, 7)), np.zeros(1, dtype=np.int64),
+             np.zeros(0, dtype=np.int64))
+NO_FRAMES = np.zeros((0, 3, 3))
+
+
+def kernel_groups_off(arrays) -> tuple:
+    """The group tuple of a solve without rigid groups."""
+    return arrays.kernel_groups[False]
+
+
+def tree_args(arrays) -> tuple:
+    """The tree tuple every tree kernel takes (``fabrik.kernels.tree``)."""
+    return (arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
+            arrays.position)
 
 
 #: What the kernel gets when rigid groups are off.
@@ -602,9 +620,9 @@ def _solve(skeleton, arrays: "SkeletonArrays", idx, pos, initial, root, root_fro
     array in ``extras["effector_error_array"]``; the released groups' centres)."""
     groups = rigid_group_arrays(arrays, rigid_sub_bases)
     released = np.zeros_like(groups[-1])
-    out, iterations, errors, code = fabrik_skeleton(
-        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx, pos, initial, root, root_from_target,
-        tol, max_iter, *groups, released, *limb_arrays(arrays, swing_limbs, rigid_sub_bases))
+    out, _, _, iterations, errors, code = fabrik_tree(
+        tree_args(arrays), groups, NO_LIMITS, (idx, pos, initial, NO_FRAMES, root, root_from_target), tol, max_iter,
+        True, limb_arrays(arrays, swing_limbs, rigid_sub_bases)[0], released)
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -748,10 +766,9 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     while start < frames:
         stop = min(frames, start + step)
         first = p0 if start == 0 else out[start - 1]
-        done = fabrik_skeleton_frames(arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, idx,
-                                      pos[start:stop], first, rts[start:stop], root_from_target, tol, max_iter, *groups,
-                                      *limbs, out[start:stop], iterations[start:stop], errors[start:stop],
-                                      codes[start:stop])
+        done = fabrik_tree_frames(tree_args(arrays), groups, NO_LIMITS, idx, pos[start:stop], first, NO_FRAMES,
+                                  rts[start:stop], root_from_target, tol, max_iter, True, limbs[0], out[start:stop],
+                                  NO_FRAMES, iterations[start:stop], errors[start:stop], codes[start:stop])
         if done < stop - start:
             try:
                 raise_kernel_error(int(codes[start + done]), skeleton, idx)

@@ -80,8 +80,8 @@ import numpy as np
 
 from fabrik._validation import check_max_iter, check_tol
 
-from fabrik.kernels.fabrik_skeleton_constrained import fabrik_skeleton_constrained
-from fabrik.kernels.fabrik_skeleton_constrained import frames_from_pose as _frames_from_pose_kernel
+from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.kernels.tree_limits import frames_from_pose as _frames_from_pose_kernel
 from fabrik.model.constraints import (
     Cone,
     Hinge,
@@ -102,6 +102,8 @@ from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 from fabrik.solvers.skeleton_fabrik import (
     _CACHE_ATTR as _ARRAYS_ATTR,
+    kernel_groups_off,
+    tree_args,
     _writable,
     array_inputs,
     limb_arrays,
@@ -394,11 +396,11 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     if root_matrix is not None:
         frames = frames.copy()
         frames[0] = root_matrix
-    out, F, row_active, iterations, errors, code = fabrik_skeleton_constrained(
-        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, tables.circ,
-        tables.hcs, tables.own_start,
-        tables.own_list, idx, pos, p0, frames, root, root_from_target, not free_root, check_tol(tol), check_max_iter(max_iter),
-        *limb_arrays(arrays, swing_limbs))
+    limits = (tables.Q, tables.limits, tables.circ, tables.hcs, tables.own_start, tables.own_list)
+    out, F, row_active, iterations, errors, code = fabrik_tree(
+        tree_args(arrays), kernel_groups_off(arrays), limits,
+        (idx, pos, p0, frames, root, root_from_target), check_tol(tol), check_max_iter(max_iter), not free_root,
+        limb_arrays(arrays, swing_limbs)[0], np.zeros(1, dtype=np.bool_))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)

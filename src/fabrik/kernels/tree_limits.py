@@ -1,60 +1,28 @@
-"""Multi-end-effector FABRIK with joint limits (sections 4.1 and 4.3 of the paper), compiled.
+"""The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree).
 
-The tree arrives flattened as for ``fabrik.kernels.fabrik_skeleton`` (parents, lengths,
-rest_dirs, reach), plus:
+Frames and limit tables (conventions in ``fabrik.solvers.skeleton_fabrik_constrained``):
+``F[i]`` is the world frame of the bone arriving at joint i (+Y along it), a zero-length bone's
+frame is its parent's, ``F[0]`` the root's orientation. The tables arrive as the tuple ``limits =
+(Q, rows, circ, hcs, own_start, own_list)`` of ``fabrik.model.rig.LimitTables``: ``Q[c] =
+R0[parent(c)]^T R0[c]`` the rest rotation of bone c in its parent's rest frame; ``rows`` (n, 13)
+the packed limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone
+leaving j in its reference frame ``H_c = F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a
+closed form (circular cones without a twist limit; hinges with their twist held at 0);
+``own_start``/``own_list`` the non-zero bones whose reference frame is joint i's frame.
 
-* ``Q`` (n, 3, 3): ``Q[c] = R0[parent(c)]^T R0[c]``, the constant rest rotation of bone c in the
-  rest frame of the bone it hangs from (identity for the root and for zero-length bones);
-* ``limits`` (n, 13): the packed rows of ``fabrik.model.constraints.pack_limits``; row j limits
-  every bone j -> c leaving joint j;
-* ``own_start``/``own_list``: for every joint i, the non-zero bones c whose *reference frame* is
-  i's frame: i's children, looking through zero-length children (``own_list[own_start[i] :
-  own_start[i + 1]]``).
+Forward stage, joint i with a non-zero bone (``forward_limited``): the proposed bone direction
+gives a candidate frame (the old frame carried onto it by the smallest rotation); a hinge on i
+turns it about the bone so that the hinge plane holds the child; every limited child bone already
+placed is read *reversed* (the parent turned by the smallest rotation that puts the child inside
+its limit); last the bone's own limit is applied against its reference frame and its twist
+clamped; the joint proposes its parent's position at the bone's length behind it. Backward stage
+(``backward_stage``), from the root outwards: every bone takes the direction towards its child's
+forward-stage position (untargeted bones keep their frame relative to the parent), a hinge parent
+is turned to hold its child in the hinge plane, and the limit projects the direction and clamps
+the twist. So every returned pose satisfies every limit and every bone keeps its length.
 
-Frames (see ``fabrik.solvers.skeleton_fabrik_constrained`` for the conventions): ``F[i]`` is the
-world frame of the bone arriving at joint i (+Y along it), a zero-length bone's frame is its
-parent's, the root's frame is the root's orientation. Bone c is limited by row ``parent(c)``
-measured in its *reference frame* ``H_c = F[parent(c)] Q[c]`` (its parent's frame carried
-by the rest offset rotation, so that at rest every bone sits on the +Y axis of its reference).
-
-One iteration:
-
-* Forward stage, active joints from the leaves inwards (targets pinned, sub-bases at the centroid
-  of their children's proposals, as without limits). For a joint i with a non-zero bone, the
-  proposed bone direction (towards the parent's old position) gives a candidate frame (the old
-  frame carried onto it by the smallest rotation). If i's own limit is a hinge, the candidate is
-  first turned about the bone so that the hinge plane holds the child bone. Then, for every
-  limited child bone c already placed, the limit is read *reversed*: the child's frame turned
-  back by its clamped twist is the reference frame carried onto the child bone, and in it the
-  reference direction is the reflection (x, y, z) -> (-x, y, -z) of the child's direction, so
-  the reference direction is projected into the reflected region (``limit_direction`` with
-  ``reverse``) and the candidate frame is turned by the smallest rotation doing the same. Last,
-  the bone's own limit is applied against its reference frame as it stands (from the previous
-  backward stage) and its twist clamped; the joint proposes its parent's position at the bone's
-  length behind it.
-* Root frame: fixed (``root_fixed``: the given ``initial_frames[0]``) or *free*: refitted in
-  every iteration as the rotation that best maps the rest directions of the root's own bones onto
-  their directions from the root to their forward-stage positions (least squares, SVD; the
-  smallest turn of the old frame when only one direction is known).
-* Backward stage, from the root outwards: every non-zero bone takes the direction towards its
-  child's forward-stage position (untargeted subtrees: the direction and twist they had relative
-  to their parent frame, i.e. they move rigidly with it), a hinge parent is first turned about
-  its bone to hold its child in the hinge plane, the bone's limit projects the direction into its
-  allowed region against its reference frame, and its twist is clamped. Zero-length bones take
-  their parent's frame. So every returned pose satisfies every limit (also the start pose is
-  passed through a backward stage before iterating) and every bone keeps its length.
-
-The common limits have closed-form paths written out here (inlined, read by index: array views
-cost reference counting in the hot loops): circular cones without a twist limit (``circ``: a
-direction outside keeps its azimuth and goes onto the rim; read reversed, a circular cone is its
-own reflection, so the parent is turned just enough to bring the child within the angle) and
-hinges with their twist held at 0 (``hcs``: into the plane at the clamped angle; reversed, the
-parent turns about the hinge axis). Other limits go through ``fabrik.kernels.constraints``
-(``limit_direction``, ``limit_twist``), after a cheap inside test for cones.
-
-Stopping rules and the section 5.4 nudge are those of the unconstrained kernel, plus one for
-cycles: after ``NO_PROGRESS_WINDOW`` iterations in which the largest effector error never fell by
-``PROGRESS_FRACTION`` the solve stops (stalled, or unreachable) with the best pose it had seen.
+The common limits have closed forms written out here, read by index (array views cost reference
+counting in the hot loops); others go through ``fabrik.kernels.constraints``.
 """
 
 import numpy as np
@@ -72,12 +40,6 @@ from fabrik.kernels.constraints import (
     limit_twist,
     wrap_angle,
 )
-from fabrik.kernels.fabrik_skeleton import (
-    effector_errors,
-    limb_rotation,
-    limb_span,
-    tree_setup,
-)
 from fabrik.kernels.frames import (
     reorthonormalise,
     rotate_frame,
@@ -89,29 +51,14 @@ from fabrik.kernels.frames import (
     up_axis,
 )
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
-from fabrik.kernels.stopping import (
-    MAX_ITERATIONS,
-    PROGRESS_FRACTION,
-    REACHED,
-    STALLED,
-    UNREACHABLE,
-    effectors_stalled,
-    max_joint_move,
-    remember_pose,
-)
-from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
-from fabrik.kernels.vec import TINY, rotate_span
-
-#: Iterations without the largest effector error falling by ``PROGRESS_FRACTION`` of its value
-#: after which a solve stops as stalled (or unreachable) with the best pose seen: limits can make
-#: FABRIK cycle between poses (measured: 3 of 1102 frames of cmu_131_03 otherwise ran to the cap).
-NO_PROGRESS_WINDOW = 50
+from fabrik.kernels.vec import TINY
 
 #: Below this bend (radians) between a hinge's reference and its child bone the hinge plane is
 #: ill-defined, and the parent bone's twist is left alone.
 HINGE_ALIGN_MIN_BEND = 0.15
-_COS_MIN_BEND = float(np.cos(HINGE_ALIGN_MIN_BEND))
 
+
+_COS_MIN_BEND = float(np.cos(HINGE_ALIGN_MIN_BEND))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -160,7 +107,6 @@ def _cone_inside(limits, q, P, j, Q, c, d0, d1, d2):
     sx = limits[q, COL_CONE] if x >= 0.0 else limits[q, COL_CONE + 1]
     sz = limits[q, COL_CONE + 2] if z >= 0.0 else limits[q, COL_CONE + 3]
     return y * abs(y) - sx * x * x - sz * z * z > 1e-12
-
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -235,7 +181,6 @@ def _circular_reverse(F, i, c, Q, ca, sa):
         F[i, 0, col] = x * cd + (k1 * z - k2 * y) * sd + k0 * kv * t
         F[i, 1, col] = y * cd + (k2 * x - k0 * z) * sd + k1 * kv * t
         F[i, 2, col] = z * cd + (k0 * y - k1 * x) * sd + k2 * kv * t
-
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -571,16 +516,8 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
                 _unit_between(d, p, i, c, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
                 align_hinge_twist(F, i, Q, c, limits, parents[c], d[0], d[1], d[2])
                 break
-        if circ[q, 0] <= 1.0:
-            if _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1]):
-                row_active[q] = 1
-        elif hcs[q, 0] != 0.0:
-            if _hinge_own(F, q, Q, i, limits, hcs, P3):
-                row_active[q] = 1
-        elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-            if _place_general(F, i, q, Q, limits, P3, D3, R, d):
-                row_active[q] = 1
+        if own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
+            row_active[q] = 1
         _set_joint(p, q, i, L, F)
 
 
@@ -645,219 +582,6 @@ def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
 
 
 @njit(cache=True, error_model="numpy")
-def _save_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors):
-    """Copy the pose, frames, active flags and errors into the best-so-far buffers by explicit
-    loops (numba's slice assignment of 3D arrays costs microseconds per call)."""
-    for i in range(p.shape[0]):
-        best_p[i, 0] = p[i, 0]
-        best_p[i, 1] = p[i, 1]
-        best_p[i, 2] = p[i, 2]
-        best_active[i] = row_active[i]
-        for r in range(3):
-            best_F[i, r, 0] = F[i, r, 0]
-            best_F[i, r, 1] = F[i, r, 1]
-            best_F[i, r, 2] = F[i, r, 2]
-    for t in range(errors.shape[0]):
-        best_errors[t] = errors[t]
-
-
-@njit(cache=True, error_model="numpy")
-def fabrik_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits, circ, hcs, own_start, own_list,
-                                target_idx,
-                                targets, initial, initial_frames, root, root_from_target, root_fixed, tol, max_iter,
-                                limb_tops, order, subtree_end, position):
-    """Solve a skeleton with joint limits for several targets.
-
-    Args: the flattened tree and limit tables (module docstring; ``circ`` (n, 2) holds (cos,
-    sin) of the half-angle of rows that are circular cones without a twist limit, and cos > 1
-    elsewhere; ``hcs`` (n, 7) flags hinge rows whose twist is held at 0 and holds cos/sin of their
-    bounds and the bounds: (1, cos lo, sin lo, cos hi, sin hi, lo, hi), 0 elsewhere: those rows
-    take closed-form paths); target_idx (k,) int64 distinct
-    joint indices and targets (k, 3); initial (n, 3) start pose and initial_frames (n, 3, 3) its
-    frames (both copied, never written); root (3,) the fixed root position (a target on the root
-    joint replaces it when ``root_from_target``); root_fixed: keep the root frame
-    ``initial_frames[0]`` instead of refitting it; tol >= 0; max_iter >= 0. ``limb_tops`` (with
-    ``order``, ``subtree_end``, ``position`` as in ``SkeletonArrays``): limbs swung towards their
-    targets before the first iteration, their frames turned with them (none when empty; see
-    ``fabrik.kernels.fabrik_skeleton.swing_limbs``).
-
-    Returns (positions (n, 3), frames (n, 3, 3), row_active (n,) int64 (1 where a limit of that
-    joint is on its boundary in the returned pose), iterations, errors (k,), status). A negative
-    status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
-    """
-    n = parents.shape[0]
-    k = target_idx.shape[0]
-    p = initial.copy()
-    F = initial_frames.copy()
-    errors = np.zeros(k)
-    row_active = np.zeros(n, dtype=np.int64)
-    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
-                                                               root_from_target)
-    if code != 0:
-        return p, F, row_active, 0, errors, code
-    eps = TINY * scale
-    # start where the root is (the pose moves with a moved root; frames are unchanged)
-    for c in range(3):
-        shift = root3[c] - p[0, c]
-        for i in range(n):
-            p[i, c] += shift
-    if limb_tops.shape[0] > 0:
-        Rs = np.empty((3, 3))
-        Fs = np.empty((3, 3))
-        for a in range(limb_tops.shape[0]):
-            pivot, start, stop = limb_span(limb_tops[a], parents, subtree_end, position)
-            if limb_rotation(Rs, p, start, stop, pivot, order, slot, targets, eps):
-                rotate_span(p, start, stop, pivot, order, Rs)
-                for b in range(start, stop):
-                    i = order[b]
-                    rotate_frame(Fs, F[i], Rs)
-                    F[i, :, :] = Fs
-
-    P3 = np.empty((1, 3, 3))
-    D3 = np.empty((1, 3, 3))
-    G = np.empty((3, 3))
-    R = np.empty((3, 3))
-    T = np.empty((3, 3))
-    d = np.empty(3)
-    h = np.empty(3)
-    local = np.zeros((n, 3, 3))
-    everything = np.ones(n, dtype=np.bool_)
-
-    # make the start pose legal: one backward stage with every bone following its own direction
-    backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, everything, local, root3,
-                   row_active, P3, D3, R, d)
-    # untargeted bones then move rigidly with their parent frame
-    for i in range(1, n):
-        if not active[i] and lengths[i] > 0.0:
-            q = parents[i]
-            for r in range(3):
-                for c in range(3):
-                    local[i, r, c] = F[q, 0, r] * F[i, 0, c] + F[q, 1, r] * F[i, 1, c] + F[q, 2, r] * F[i, 2, c]
-    err = effector_errors(p, target_idx, targets, errors)
-    if err <= tol:
-        return p, F, row_active, 0, errors, REACHED
-
-    active_list = np.empty(n, dtype=np.int64)
-    n_active = 0
-    for i in range(n):
-        if active[i]:
-            active_list[n_active] = i
-            n_active += 1
-    proposal_sum = np.zeros((n, 3))
-    proposal_count = np.zeros(n, dtype=np.int64)
-    before = np.empty((k, 3))
-    snapshot = np.empty((n, 3))
-    check_pose = False
-    goal = targets.copy()
-    nudged = False
-    nudges = 0
-    best_err = err
-    best_p = p.copy()
-    best_F = F.copy()
-    best_active = row_active.copy()
-    best_errors = errors.copy()
-    progress_ref = err
-    since_progress = 0
-    it = 0
-    while it < max_iter:
-        remember_pose(p, target_idx, before, snapshot, check_pose)
-        prev_err = err
-        for a in range(n_active):
-            i = active_list[a]
-            proposal_count[i] = 0
-            proposal_sum[i, 0] = 0.0
-            proposal_sum[i, 1] = 0.0
-            proposal_sum[i, 2] = 0.0
-        # forward stage
-        for a in range(n_active - 1, 0, -1):
-            i = active_list[a]
-            s = slot[i]
-            if s >= 0:
-                p[i, 0] = goal[s, 0]
-                p[i, 1] = goal[s, 1]
-                p[i, 2] = goal[s, 2]
-            elif proposal_count[i] > 0:
-                w = 1.0 / proposal_count[i]
-                p[i, 0] = proposal_sum[i, 0] * w
-                p[i, 1] = proposal_sum[i, 1] * w
-                p[i, 2] = proposal_sum[i, 2] * w
-            q = parents[i]
-            L = lengths[i]
-            if L > 0.0:
-                # candidate frame: the old one carried onto the proposed direction (parent -> i)
-                r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
-                if r <= eps:
-                    d[0] = F[i, 0, 1]
-                    d[1] = F[i, 1, 1]
-                    d[2] = F[i, 2, 1]
-                _tr(F, i, F, i, d[0], d[1], d[2])  # F[i] is the candidate frame from here on
-                aligned = False
-                for m in range(own_start[i], own_start[i + 1]):
-                    c = own_list[m]
-                    pc = parents[c]
-                    if not active[c] or (limits[pc, COL_TYPE] == 0.0 and limits[pc, COL_TWIST_FLAG] == 0.0):
-                        continue
-                    if not aligned and limits[pc, COL_TYPE] == TYPE_HINGE:
-                        align_hinge_twist(F, i, Q, c, limits, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
-                        aligned = True
-                    if circ[pc, 0] <= 1.0:
-                        _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
-                    elif hcs[pc, 0] != 0.0:
-                        _hinge_reverse(F, i, c, Q, limits, hcs, pc)
-                    elif not _cone_inside(limits, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
-                        _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T)
-                if circ[q, 0] <= 1.0:
-                    _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
-                elif hcs[q, 0] != 0.0:
-                    _hinge_own(F, q, Q, i, limits, hcs, P3)
-                elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                        limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-                    _place_general(F, i, q, Q, limits, P3, D3, R, d)
-                proposal_sum[q, 0] += p[i, 0] - L * F[i, 0, 1]
-                proposal_sum[q, 1] += p[i, 1] - L * F[i, 1, 1]
-                proposal_sum[q, 2] += p[i, 2] - L * F[i, 2, 1]
-            else:
-                proposal_sum[q, 0] += p[i, 0]
-                proposal_sum[q, 1] += p[i, 1]
-                proposal_sum[q, 2] += p[i, 2]
-            proposal_count[q] += 1
-        if not root_fixed:
-            fit_root_frame(F[0], p, root3, own_start, own_list, active, Q, T, R, d)
-        backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
-                       row_active, P3, D3, R, d)
-        it += 1
-        err = effector_errors(p, target_idx, targets, errors)
-        if err <= tol:
-            return p, F, row_active, it, errors, REACHED
-        if err < best_err:
-            best_err = err
-            _save_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors)
-        if err < (1.0 - PROGRESS_FRACTION) * progress_ref:
-            progress_ref = err
-            since_progress = 0
-        else:
-            since_progress += 1
-            if since_progress >= NO_PROGRESS_WINDOW and not nudged:
-                # a cycle (limits can make FABRIK alternate between poses): the best pose seen
-                return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
-        if nudged:
-            nudged = False
-            goal[:, :] = targets
-        if check_pose:
-            check_pose = False
-            if max_joint_move(p, snapshot) < tol:
-                if nudges < MAX_ESCAPES and nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal,
-                                                              errors, tol, scale):
-                    nudged = True
-                    nudges += 1
-                    continue
-                return p, F, row_active, it, errors, (UNREACHABLE if unreachable else STALLED)
-        if effectors_stalled(p, before, target_idx, tol, err, prev_err):
-            check_pose = True
-    return p, F, row_active, it, errors, MAX_ITERATIONS
-
-
-@njit(cache=True, error_model="numpy")
 def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
     """out (n, 3, 3) <- frames for pose p (n, 3) with zero twist from the rest: the root frame is
     fitted to its own bones (identity at rest), then each bone's frame is its reference frame
@@ -881,3 +605,50 @@ def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
         _reference(G, out[q], Q[i])
         _unit_between(d, p, q, i, G[0, 1], G[1, 1], G[2, 1])
         transport(out[i], G, d[0], d[1], d[2])
+
+
+@njit(cache=True, error_model="numpy")
+def own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
+    """Restrict the desired frame F[i] of the bone q -> i by row q of ``limits`` against its
+    reference F[q] @ Q[i]: the closed forms where ``circ`` or ``hcs`` flag the row, else a cheap
+    inside test and the general projection. Returns 1 when the limit is active."""
+    if circ[q, 0] <= 1.0:
+        return _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+    if hcs[q, 0] != 0.0:
+        return _hinge_own(F, q, Q, i, limits, hcs, P3)
+    if (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+            limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+        return _place_general(F, i, q, Q, limits, P3, D3, R, d)
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def forward_limited(p, F, i, q, eps, parents, Q, limits, circ, hcs, own_start, own_list, active, P3, D3, G, R, T, d,
+                    h):
+    """The forward stage's frame for joint i (placed at ``p[i]``, with a non-zero bone from its
+    parent q): the old frame carried onto the proposed direction (q's old position -> i), turned
+    to hold a hinge child in its plane, turned back by every limited child's limit read reversed,
+    then restricted by its own limit (module docstring). The caller proposes q's position at the
+    bone's length behind ``p[i]`` along F[i]'s +Y."""
+    r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+    if r <= eps:
+        d[0] = F[i, 0, 1]
+        d[1] = F[i, 1, 1]
+        d[2] = F[i, 2, 1]
+    _tr(F, i, F, i, d[0], d[1], d[2])  # F[i] is the candidate frame from here on
+    aligned = False
+    for m in range(own_start[i], own_start[i + 1]):
+        c = own_list[m]
+        pc = parents[c]
+        if not active[c] or (limits[pc, COL_TYPE] == 0.0 and limits[pc, COL_TWIST_FLAG] == 0.0):
+            continue
+        if not aligned and limits[pc, COL_TYPE] == TYPE_HINGE:
+            align_hinge_twist(F, i, Q, c, limits, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+            aligned = True
+        if circ[pc, 0] <= 1.0:
+            _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
+        elif hcs[pc, 0] != 0.0:
+            _hinge_reverse(F, i, c, Q, limits, hcs, pc)
+        elif not _cone_inside(limits, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+            _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T)
+    own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d)

@@ -1,0 +1,331 @@
+"""FABRIK on a tree of joints with several end effectors (sections 4.1-4.3), with or without joint
+limits: one iteration driver, compiled.
+
+Inputs are grouped tuples (``fabrik.model.rig``): ``tree`` (``fabrik.kernels.tree``), ``groups``
+(``fabrik.kernels.rigid_groups``; the empty set when off), ``limits`` (``fabrik.kernels.
+tree_limits``; empty arrays for a solve without limits) and the solve's ``task = (target_idx
+(k,) int64, targets (k, 3), initial (n, 3), initial_frames (n, 3, 3) or (0, 3, 3),
+root (3,), root_from_target)``.
+
+One iteration:
+
+* Joints are *active* when they are targeted or have a targeted joint below them; the others
+  form *untargeted subtrees* (e.g. fingers beyond a targeted wrist).
+* Forward stage, active joints from the last to the first (children before parents): a targeted
+  joint is pinned on its target (targets on inner joints, section 4.2); the centre of a held
+  rigid group goes where the group's fit puts it; any other active joint goes to the *centroid*
+  of the positions its active children propose (one child: plain FABRIK; several: a sub-base,
+  section 4.1). Then the joint's bone is placed and the joint proposes its parent's position at
+  the bone's length behind it: along the line through the parent's old position, or, with
+  limits, along its frame restricted by the limits (``forward_limited``).
+* Backward stage, from the root outwards: the root back on ``root``; every active joint on the
+  line from its new parent towards its forward-stage position (with limits: ``backward_stage``,
+  which projects every bone into its limit); untargeted subtrees carried along (by translation
+  without limits; with their frames relative to the parent with them); rigid groups placed.
+
+Set-up and stopping are the same with and without limits: the start pose moves with the root;
+limbs may first be swung towards their targets (``limb_tops``); the best pose seen is kept and
+returned when a solve stops short; a solve stops with ``REACHED`` when every effector is within
+``tol``; after a stall (no effector moved by ``tol`` and the largest error fell by less than
+``PROGRESS_FRACTION``, then no joint moved by ``tol`` in the next iteration) releasable groups
+are released, paths stuck on the line to their targets are bent (``fabrik.kernels.singularity``),
+and otherwise it stops ``UNREACHABLE`` (some target beyond its path's reach) or ``STALLED``
+unless the error is still on course (``still_converging``); after ``NO_PROGRESS_WINDOW``
+iterations without a ``PROGRESS_FRACTION`` improvement, off course, it stops (limits can make
+FABRIK cycle); ``MAX_ITERATIONS`` at the cap. Bone lengths are exact after every iteration.
+"""
+
+import numpy as np
+from numba import njit
+
+from fabrik.kernels.rigid_groups import fit_groups, place_group_centre, place_group_members, seat_group
+from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
+from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED,
+                                      UNREACHABLE, effectors_stalled, max_joint_move, remember_pose, still_converging)
+from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, move_to_root, rebuild_lengths,
+                                 swing_limbs, tree_setup)
+from fabrik.kernels.tree_limits import backward_stage, fit_root_frame, forward_limited
+from fabrik.kernels.vec import TINY, place_on_line
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops, released):
+    """Solve a tree for several targets (module docstring).
+
+    ``tol`` >= 0 and ``max_iter`` >= 0 as in the chain kernel; ``root_fixed``: with limits, keep the
+    root frame ``initial_frames[0]`` instead of refitting it every iteration; ``limb_tops`` (int64,
+    ancestors first; ``fabrik.kernels.tree.limb_span``) the limbs to swing first (none when
+    empty); ``released`` (bool, one per group) is written: which groups this solve released.
+
+    Returns (positions (n, 3), frames (n, 3, 3) (empty without limits), row_active (n,) int64 (1
+    where a limit of that joint is on its boundary), iterations, errors (k,), status). A negative
+    status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
+    """
+    parents, lengths, rest_dirs, reach, order, subtree_end, position = tree
+    group_of, group_start, group_members, group_offsets, in_group, releasable = groups
+    Q, rows, circ, hcs, own_start, own_list = limits
+    target_idx, targets, initial, initial_frames, root, root_from_target = task
+    limited = Q.shape[0] > 0
+    n = parents.shape[0]
+    k = target_idx.shape[0]
+    p = initial.copy()
+    F = initial_frames.copy()
+    errors = np.zeros(k)
+    row_active = np.zeros(n, dtype=np.int64)
+    code, scale, slot, active, root3, unreachable = tree_setup(parents, lengths, reach, target_idx, targets, root,
+                                                               root_from_target)
+    if code != 0:
+        return p, F, row_active, 0, errors, code
+    eps = TINY * scale
+    move_to_root(p, root3)
+    if limb_tops.shape[0] > 0:
+        swing_limbs(p, F, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
+
+    P3 = np.empty((1, 3, 3))
+    D3 = np.empty((1, 3, 3))
+    G = np.empty((3, 3))
+    R = np.empty((3, 3))
+    T = np.empty((3, 3))
+    d = np.empty(3)
+    h = np.empty(3)
+    # untargeted subtrees: frames relative to the parent's (limits) or bone vectors (none)
+    local = np.zeros((n if limited else 0, 3, 3))
+    carried = np.zeros((0 if limited else n, 3))
+    if limited:
+        # the start pose made legal: one backward stage with every bone following its own direction
+        backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, np.ones(n, dtype=np.bool_),
+                       local, root3, row_active, P3, D3, R, d)
+        for i in range(1, n):
+            if not active[i] and lengths[i] > 0.0:
+                q = parents[i]
+                for r in range(3):
+                    for c in range(3):
+                        local[i, r, c] = F[q, 0, r] * F[i, 0, c] + F[q, 1, r] * F[i, 1, c] + F[q, 2, r] * F[i, 2, c]
+    else:
+        if max_iter == 0 and not lengths_hold(p, parents, lengths, scale):
+            rebuild_lengths(p, parents, lengths, rest_dirs, eps)  # no iteration: the start pose made rigid
+        for i in range(1, n):
+            if not active[i]:
+                carried[i, 0], carried[i, 1], carried[i, 2] = bone_at_length(p, i, parents[i], lengths[i], rest_dirs,
+                                                                             eps)
+    err = effector_errors(p, target_idx, targets, errors)
+    if err <= tol and (limited or (p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
+                                   and lengths_hold(p, parents, lengths, scale))):
+        return p, F, row_active, 0, errors, REACHED
+
+    n_groups = group_start.shape[0] - 1
+    rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets, active)
+    fit_scratch = np.empty((2, 3, 3))
+    released[:] = False
+    can_release = False
+    for g in range(n_groups):
+        can_release = can_release or releasable[g]
+
+    active_list = np.empty(n, dtype=np.int64)
+    n_active = 0
+    for i in range(n):
+        if active[i]:
+            active_list[n_active] = i
+            n_active += 1
+    proposal_sum = np.zeros((n, 3))
+    proposal_count = np.zeros(n, dtype=np.int64)
+    before = np.empty((k, 3))
+    snapshot = np.empty((n, 3))
+    check_pose = False
+    goal = targets.copy()
+    nudged = False
+    nudges = 0
+    drop = last_drop = np.inf  # how much the last iterations lowered the largest error: none yet
+    best_err = err
+    best_p = p.copy()
+    best_F = F.copy()
+    best_active = row_active.copy()
+    best_errors = errors.copy()
+    progress_ref = err
+    since_progress = 0
+    it = 0
+    while it < max_iter:
+        remember_pose(p, target_idx, before, snapshot, check_pose)
+        prev_err = err
+        older_drop = last_drop
+        last_drop = drop
+        # forward stage: from the effectors inwards, sub-bases at the centroid of their proposals
+        for a in range(n_active):
+            i = active_list[a]
+            proposal_count[i] = 0
+            proposal_sum[i, 0] = 0.0
+            proposal_sum[i, 1] = 0.0
+            proposal_sum[i, 2] = 0.0
+        for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+            i = active_list[a]
+            s = slot[i]
+            g = group_of[i] if n_groups > 0 else -1
+            if s >= 0:
+                p[i, 0] = goal[s, 0]
+                p[i, 1] = goal[s, 1]
+                p[i, 2] = goal[s, 2]
+            elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                   proposal_sum, proposal_count, fit_scratch[0])
+            elif proposal_count[i] > 0:
+                w = 1.0 / proposal_count[i]
+                p[i, 0] = proposal_sum[i, 0] * w
+                p[i, 1] = proposal_sum[i, 1] * w
+                p[i, 2] = proposal_sum[i, 2] * w
+            q = parents[i]
+            if limited:
+                length = lengths[i]
+                if length > 0.0:
+                    forward_limited(p, F, i, q, eps, parents, Q, rows, circ, hcs, own_start, own_list, active, P3, D3,
+                                    G, R, T, d, h)
+                    for c in range(3):
+                        proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
+                else:
+                    for c in range(3):
+                        proposal_sum[q, c] += p[i, c]
+                proposal_count[q] += 1
+                continue
+            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
+                continue  # a rigid member proposes through its group's fit at the centre
+            x = p[q, 0] - p[i, 0]
+            y = p[q, 1] - p[i, 1]
+            z = p[q, 2] - p[i, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            if r > eps:
+                lam = lengths[i] / r
+                proposal_sum[q, 0] += p[i, 0] + lam * x
+                proposal_sum[q, 1] += p[i, 1] + lam * y
+                proposal_sum[q, 2] += p[i, 2] + lam * z
+            else:
+                proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
+                proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
+                proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
+            proposal_count[q] += 1
+        # backward stage: root back on its base, then outwards along every branch
+        if limited:
+            if not root_fixed:
+                fit_root_frame(F[0], p, root3, own_start, own_list, active, Q, T, R, d)
+            backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, active, local, root3,
+                           row_active, P3, D3, R, d)
+        else:
+            p[0, 0] = root3[0]
+            p[0, 1] = root3[1]
+            p[0, 2] = root3[2]
+            if n_groups > 0 and group_of[0] >= 0 and not released[group_of[0]]:
+                place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets, carried,
+                                    src, dst, fit_scratch[0])
+            for i in range(1, n):
+                q = parents[i]
+                if active[i]:
+                    place_on_line(p, i, q, lengths[i], rest_dirs[i, 0], rest_dirs[i, 1], rest_dirs[i, 2], eps)
+                else:
+                    p[i, 0] = p[q, 0] + carried[i, 0]
+                    p[i, 1] = p[q, 1] + carried[i, 1]
+                    p[i, 2] = p[q, 2] + carried[i, 2]
+                if n_groups > 0 and group_of[i] >= 0 and not released[group_of[i]]:
+                    # a centre that is itself a held member of its parent's group (a thigh carrying
+                    # its knee and a twist joint, on a pelvis held rigid) was placed by that group:
+                    # only its own group's turn is fitted, or the parent group would bend
+                    nested = in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]
+                    if not releasable[group_of[i]] and active[i] and lengths[i] > eps and not nested:
+                        seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
+                                   group_offsets, eps, fit_scratch)
+                    place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
+                                        carried, src, dst, fit_scratch[0])
+        it += 1
+        err = effector_errors(p, target_idx, targets, errors)
+        if err <= tol:
+            return p, F, row_active, it, errors, REACHED
+        drop = prev_err - err
+        if err < best_err:
+            best_err = err
+            keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors)
+        if err < (1.0 - PROGRESS_FRACTION) * progress_ref:
+            progress_ref = err
+            since_progress = 0
+        else:
+            since_progress += 1
+            if (since_progress >= NO_PROGRESS_WINDOW and not nudged
+                    and not still_converging(err, prev_err, last_drop, older_drop, tol)):
+                # a cycle (limits can make FABRIK alternate between poses): the best pose seen
+                return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
+        if nudged:
+            nudged = False
+            goal[:, :] = targets
+        if check_pose:
+            check_pose = False
+            if max_joint_move(p, snapshot) < tol:
+                if can_release:
+                    can_release = False
+                    for g in range(n_groups):
+                        released[g] = releasable[g]
+                    continue
+                # a straight path on the line to its target (section 5.4) never bends by itself
+                if nudges < MAX_ESCAPES and nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal,
+                                                              errors, tol, scale):
+                    nudged = True
+                    nudges += 1
+                    continue
+                # slow is not stuck (docs/conventions.md): targets within their paths' reach whose
+                # largest error is still on course to tol keep the solve going
+                if unreachable or not still_converging(err, prev_err, last_drop, older_drop, tol):
+                    return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
+        if effectors_stalled(p, before, target_idx, tol, err, prev_err):
+            check_pose = True
+    if best_err < err:
+        return best_p, best_F, best_active, it, best_errors, MAX_ITERATIONS
+    return p, F, row_active, it, errors, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors):
+    """Copy the pose, frames, active flags and errors into the best-so-far buffers by explicit
+    loops (numba's slice assignment of 3D arrays costs microseconds per call)."""
+    for i in range(p.shape[0]):
+        best_p[i, 0] = p[i, 0]
+        best_p[i, 1] = p[i, 1]
+        best_p[i, 2] = p[i, 2]
+        best_active[i] = row_active[i]
+    for i in range(F.shape[0]):
+        for r in range(3):
+            best_F[i, r, 0] = F[i, r, 0]
+            best_F[i, r, 1] = F[i, r, 1]
+            best_F[i, r, 2] = F[i, r, 2]
+    for t in range(errors.shape[0]):
+        best_errors[t] = errors[t]
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initial_frames, roots, root_from_target,
+                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes):
+    """``fabrik_tree`` over a run of frames, each started from the answer (and, with limits, the
+    frames) of the frame before.
+
+    targets (F, k, 3): frame f's goals, row t for joint ``target_idx[t]``; roots (F, 3): frame f's
+    fixed root; initial (n, 3) and initial_frames (n, 3, 3) (or (0, 3, 3) without limits): the
+    start of frame 0 (never written). Frame f's answer goes to ``out[f]`` (n, 3) and, with limits,
+    ``out_frames[f]`` (n, 3, 3); its iterations to ``iterations[f]``, its effectors' errors to
+    ``errors[f]`` (k,) and its status to ``codes[f]``.
+
+    Returns the number of frames solved: F, or the index of the first frame whose status is
+    negative (bad input, ``codes[f]`` says which), where the run stops. One call for a whole take
+    saves the per-frame cost of checking inputs and building results in Python.
+    """
+    released = np.zeros_like(groups[5])
+    prev = initial
+    prev_frames = initial_frames
+    for f in range(targets.shape[0]):
+        p, frames, _, it, err, code = fabrik_tree(tree, groups, limits, (target_idx, targets[f], prev, prev_frames,
+                                                                         roots[f], root_from_target),
+                                                  tol, max_iter, root_fixed, limb_tops, released)
+        codes[f] = code
+        if code < 0:
+            return f
+        out[f] = p
+        if frames.shape[0] > 0:
+            out_frames[f] = frames
+        iterations[f] = it
+        errors[f] = err
+        prev = p
+        prev_frames = frames
+    return targets.shape[0]
