@@ -1,6 +1,7 @@
-"""Revolute-joint arms: DH tables, forward kinematics, the DHM arm.
+"""Revolute-joint arms: DH tables, forward kinematics, the DHM arm, URDF in and out.
 
-Reference written here from the definition: DH frames as plain products of 4x4 matrices.
+References written here from the definitions: DH frames as plain products of 4x4 matrices, joint
+rotations by scipy's rotation vectors, and yourdfpy's own forward kinematics for URDF files.
 """
 
 import math
@@ -9,9 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 import fabrik
-from fabrik import Arm, Chain, forward, models
+from fabrik import Arm, Chain, URDFError, forward, load_urdf, models, save_urdf
+from fabrik.io.urdf import rpy_from_matrix
 
 HALF = math.pi / 2
 # Table 1 of the seed (Lamb et al.), lengths in cm: L1 upper arm, L2 forearm, L3 hand
@@ -244,6 +247,156 @@ def test_forward_keeps_the_rest_bone_lengths(case):
     np.testing.assert_allclose(positions[0], arm.rest_positions[0], atol=tol)  # joint 0 never moves
     np.testing.assert_allclose(frames @ frames.transpose(0, 2, 1), np.broadcast_to(np.eye(3), frames.shape),
                                atol=1e-12)
+
+
+def test_rpy_survives_gimbal_lock():
+    rng = np.random.default_rng(5)
+    mats = list(Rotation.random(50, random_state=1).as_matrix())
+    for pitch in (HALF, -HALF, HALF - 1e-14, HALF + 3e-16, -HALF + 1e-12):
+        mats.append(Rotation.from_euler("ZYX", [rng.uniform(-3, 3), pitch, rng.uniform(-3, 3)]).as_matrix())
+    for m in mats:
+        roll, pitch, yaw = rpy_from_matrix(m)
+        back = Rotation.from_euler("ZYX", [yaw, pitch, roll]).as_matrix()  # URDF: Rz(yaw) Ry(pitch) Rx(roll)
+        np.testing.assert_allclose(back, m, atol=2e-15)
+
+
+# --- URDF -------------------------------------------------------------------------------------
+
+def yourdfpy_frames(path, arm, q):
+    """yourdfpy's own forward kinematics: each joint's moving frame and the tip, in the base link."""
+    import yourdfpy
+
+    model = yourdfpy.URDF.load(str(path), load_meshes=False)
+    model.update_cfg(dict(zip(arm.joint_names, q)))
+    moving = [model.get_transform(model.joint_map[name].child, arm.base_name) for name in arm.joint_names]
+    return moving, model.get_transform(arm.tip_name, arm.base_name)
+
+
+def assert_matches_yourdfpy(path, arm, qs, atol):
+    for q in qs:
+        positions, frames = forward(arm, q)
+        moving, tip = yourdfpy_frames(path, arm, q)
+        for k, frame in enumerate(moving):  # joint k's frame, turned by its own angle, is yourdfpy's link frame
+            turn = Rotation.from_rotvec(arm.axes[k] * q[k]).as_matrix()
+            np.testing.assert_allclose(positions[k], frame[:3, 3], rtol=0, atol=atol)
+            np.testing.assert_allclose(frames[k] @ turn, frame[:3, :3], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(positions[-1], tip[:3, 3], rtol=0, atol=atol)
+        np.testing.assert_allclose(frames[-1], tip[:3, :3], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot, tip, joints, groups", [
+    ("panda", "panda_hand", [f"panda_joint{i}" for i in range(1, 8)], ((0, 1), (4, 5))),
+    ("ur5", "tool0", ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                      "wrist_3_joint"], ()),
+])
+def test_urdf_forward_matches_yourdfpy(urdf_dir, robot, tip, joints, groups):
+    path = urdf_dir / f"{robot}.urdf"
+    arm = load_urdf(path, tip=tip)
+    assert list(arm.joint_names) == joints and arm.tip_name == tip
+    assert arm.spherical_groups() == groups
+    assert np.isfinite(arm.lower).all() and np.isfinite(arm.upper).all()
+    assert_matches_yourdfpy(path, arm, arm.random_angles(np.random.default_rng(2), 15), atol=1e-9 * arm.reach)
+
+
+def test_urdf_human_arm_from_the_thorax(urdf_dir):
+    arm = load_urdf(urdf_dir / "human.urdf", tip="right_hand", base="middle_thorax")
+    assert arm.joint_names[0] == "right_clavicle_joint_X" and arm.joint_names[-1] == "right_wrist_X"
+    assert_matches_yourdfpy(urdf_dir / "human.urdf", arm, arm.random_angles(9, 3), atol=1e-9 * arm.reach)
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_dhm_arm_round_trips_through_urdf(tmp_path, side):
+    arm = models.dhm_arm(side=side)
+    path = tmp_path / "dhm.urdf"
+    save_urdf(path, arm, name="dhm_arm")
+    back = load_urdf(path, tip=arm.tip_name)
+    assert back.joint_names == arm.joint_names and back.base_name == arm.base_name
+    np.testing.assert_array_equal(back.lower, arm.lower)
+    np.testing.assert_array_equal(back.upper, arm.upper)
+    qs = arm.random_angles(np.random.default_rng(6), 20)
+    np.testing.assert_allclose(forward(back, qs).positions, forward(arm, qs).positions, rtol=0, atol=1e-12 * arm.reach)
+    np.testing.assert_allclose(forward(back, qs).frames, forward(arm, qs).frames, rtol=0, atol=1e-14)
+    assert_matches_yourdfpy(path, arm, qs[:5], atol=1e-12 * arm.reach)  # the file itself, read by yourdfpy
+
+
+def test_save_urdf_writes_any_arm_and_refuses_one_sided_limits(tmp_path):
+    rng = np.random.default_rng(8)
+    arm = Arm.from_dh(random_table(rng, 6), convention="modified", limits=[(-1, 1), None] * 3,
+                      names=["a", "b", "a_link", "d", "e", "f"], base_name="a_link", tip_name="f_link")
+    save_urdf(tmp_path / "any.urdf", arm)
+    back = load_urdf(tmp_path / "any.urdf", tip="f_link", base="a_link")
+    qs = arm.random_angles(rng, 10)
+    np.testing.assert_allclose(forward(back, qs).positions, forward(arm, qs).positions, rtol=0, atol=1e-12)
+    with pytest.raises(URDFError, match="joint 'joint_2' is limited on one side only"):
+        save_urdf(tmp_path / "bad.urdf", Arm.from_dh(SEED_TABLE[:2], limits=[None, (0.0, math.inf)]))
+
+
+def write_urdf(tmp_path, joints):
+    """A small robot: link names from the joints; each joint (name, type, parent, child[, extra xml])."""
+    links = sorted({j[2] for j in joints} | {j[3] for j in joints})
+    body = "".join(f'<link name="{n}"/>' for n in links)
+    for name, kind, parent, child, *extra in joints:
+        body += (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                 f'<origin xyz="0 0 0.1" rpy="0 0 0"/><axis xyz="0 0 2"/>{"".join(extra)}</joint>')
+    path = tmp_path / "robot.urdf"
+    path.write_text(f'<?xml version="1.0"?><robot name="r">{body}</robot>')
+    return path
+
+
+LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+
+
+def test_load_urdf_folds_fixed_joints_and_ignores_branches(tmp_path):
+    path = write_urdf(tmp_path, [("j1", "revolute", "base", "l1", LIMIT), ("f", "fixed", "l1", "l2"),
+                                 ("j2", "continuous", "l2", "l3"), ("finger", "prismatic", "l3", "finger", LIMIT),
+                                 ("t", "fixed", "l3", "tool")])
+    arm = load_urdf(path, tip="tool")
+    assert arm.joint_names == ("j1", "j2") and arm.base_name == "base"
+    np.testing.assert_array_equal(arm.axes, [[0, 0, 1], [0, 0, 1]])  # normalised
+    np.testing.assert_array_equal(arm.lower, [-1, -math.inf])
+    np.testing.assert_allclose(arm.rest_positions, [[0, 0, 0.1], [0, 0, 0.3], [0, 0, 0.4]])
+    np.testing.assert_allclose(arm.bone_lengths, [0.2, 0.1])
+
+
+def test_load_urdf_errors_name_the_problem(tmp_path, urdf_dir):
+    panda = urdf_dir / "panda.urdf"
+    with pytest.raises(URDFError, match="unknown link 'hand' for tip .*; links are: panda_link0, panda_link1"):
+        load_urdf(panda, tip="hand")
+    with pytest.raises(URDFError, match="no path from base 'panda_leftfinger' to tip 'panda_hand'"):
+        load_urdf(panda, tip="panda_hand", base="panda_leftfinger")
+    with pytest.raises(URDFError, match="joint 'panda_finger_joint1' on the path .* is 'prismatic'"):
+        load_urdf(panda, tip="panda_leftfinger")
+    with pytest.raises(URDFError, match="tip and base are the same link"):
+        load_urdf(panda, tip="panda_link0")
+    assert issubclass(URDFError, ValueError)
+
+
+def test_load_urdf_refuses_broken_files(tmp_path):
+    with pytest.raises(URDFError, match="URDF file not found"):
+        load_urdf(tmp_path / "missing.urdf", tip="x")
+    broken = tmp_path / "broken.urdf"
+    broken.write_text('<robot name="r"><link name="a"></robot>')
+    with pytest.raises(URDFError, match="is not well-formed XML"):
+        load_urdf(broken, tip="a")
+    broken.write_text('<sdf version="1.6"/>')
+    with pytest.raises(URDFError, match="root element is <sdf>, not <robot>"):
+        load_urdf(broken, tip="a")
+    for joints, words in [
+        ([("j", "planar", "a", "b")], "joint 'j' on the path from 'a' to 'b' is 'planar'"),
+        ([("j", "revolute", "a", "b")], "revolute joint 'j' has no <limit>"),
+        ([("j", "fixed", "a", "b")], "no revolute or continuous joint between 'a' and 'b'"),
+        ([("j", "continuous", "a", "b"), ("k", "continuous", "b", "c", '<mimic joint="j"/>')], "'k' on the path mimics"),
+        ([("j", "continuous", "a", "b"), ("k", "continuous", "c", "d")], "has 2 root links .*; pass base="),
+        ([("j", "continuous", "a", "b"), ("k", "prismatic", "b", "c", LIMIT)], "joint 'k' on the path .* 'prismatic'"),
+    ]:
+        tip = joints[-1][3]
+        with pytest.raises(URDFError, match=words):
+            load_urdf(write_urdf(tmp_path, joints), tip=tip, base="a" if "mimics" in words else None)
+    tree = write_urdf(tmp_path, [("j", "continuous", "a", "b"), ("k", "continuous", "a", "c")])
+    with pytest.raises(URDFError, match="unknown link 'd' for tip in .*; links are: a, b, c"):
+        load_urdf(tree, tip="d")
+    with pytest.raises(URDFError, match="no path from base 'b' to tip 'c' .*: 'c' is not below 'b'"):
+        load_urdf(tree, tip="c", base="b")
 
 
 def test_dhm_figure_script_runs(tmp_path):
