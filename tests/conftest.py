@@ -1,4 +1,4 @@
-"""Shared fixtures: the real motion-capture folder (skips cleanly when absent)."""
+"""Shared fixtures: the real motion-capture and URDF folders (skip cleanly when absent)."""
 
 import os
 from pathlib import Path
@@ -13,6 +13,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 MOCAP_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap"
+URDF_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "urdf"
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +24,12 @@ def mocap_files():
         pytest.skip(f"real motion-capture files not found in {MOCAP_DIR} (they live beside the project, "
                     "in ../shared/data/mocap; a fresh clone alone does not have them)")
     return files
+
+
+@pytest.fixture(scope="session")
+def urdf_dir():
+    """The robot models in ../shared/data/urdf (panda.urdf, ur5.urdf, human.urdf), or skip with the reason."""
+    if not (URDF_DIR / "panda.urdf").is_file():
+        pytest.skip(f"robot models not found in {URDF_DIR} (they live beside the project, in ../shared/data/urdf; "
+                    "a fresh clone alone does not have them)")
+    return URDF_DIR

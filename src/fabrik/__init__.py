@@ -7,8 +7,13 @@ Quick use::
     sol = fabrik.solve(chain, [1.0, 1.0, 0.0])
     sol.positions, sol.status
 
-Conventions are in docs/conventions.md: units follow the data, right-handed axes, angles in
-radians in the API, joint 0 is the root.
+Revolute-joint arms (DH tables, URDF) and their forward kinematics::
+
+    arm = fabrik.models.dhm_arm()            # or fabrik.load_urdf("panda.urdf", tip="panda_hand")
+    positions, frames = fabrik.forward(arm, arm.random_angles(0))
+
+Conventions are in docs/conventions.md (arms: docs/arms.md): units follow the data, right-handed
+axes, angles in radians in the API, joint 0 is the root.
 """
 
 from fabrik.model.chain import Chain
@@ -17,6 +22,8 @@ from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
 from fabrik.solvers.result import SequenceSolution
 from fabrik.solvers.sequence import solve_sequence
 from fabrik.io.bvh import BVHError, load_bvh, save_bvh
+from fabrik.model.arm import Arm, forward
+from fabrik.io.urdf import URDFError, load_urdf, save_urdf
 from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.constraints import Cone, Hinge, Twist
 from fabrik import constraints, models
@@ -24,6 +31,6 @@ from fabrik import constraints, models
 __version__ = "0.1.0"
 
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
-           "methods", "load_bvh", "save_bvh",
+           "methods", "load_bvh", "save_bvh", "Arm", "forward", "load_urdf", "save_urdf", "URDFError",
            "BVHError", "Motion", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

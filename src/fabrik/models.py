@@ -4,10 +4,12 @@
 * :func:`hand` - the unconstrained hand of Fig. 15(b): 26 joints, 5 end effectors (finger tips).
 * :func:`humanoid` - the tracked humanoid of Figs. 16/17: 13 joints, 5 end effectors (head,
   hands, feet).
+* :func:`dhm_arm` - the 7-joint human arm of Lamb et al.'s FABRIK-for-DHM pilot study (its
+  Table 1, a DH table), as a ``fabrik.Arm``, in centimetres.
 
-All are ``fabrik.Skeleton`` objects in their rest pose, right-handed with +Y up. The hand and the
-humanoid are in metres with adult human proportions; the Y shape is in units of its bone length.
-Each function documents its joint names; ``skeleton.leaves`` gives the end effectors.
+The first three are ``fabrik.Skeleton`` objects in their rest pose, right-handed with +Y up. The
+hand and the humanoid are in metres with adult human proportions; the Y shape is in units of its
+bone length. Each function documents its joint names; ``skeleton.leaves`` gives the end effectors.
 """
 
 from __future__ import annotations
@@ -137,4 +139,78 @@ def humanoid() -> Skeleton:
     return Skeleton.from_parents(names, parents, offsets)
 
 
-__all__ = ["y_shape", "hand", "humanoid", "FINGERS"]
+#: Default stature (cm) of :func:`dhm_arm`, and Winter's segment lengths as fractions of it.
+DHM_STATURE_CM = 175.0
+WINTER_FRACTIONS = {"upper_arm": 0.186, "forearm": 0.146, "hand": 0.108}
+
+#: Joint names of :func:`dhm_arm`, in DH order (Table 1 joints 1-7).
+DHM_JOINTS = ("shoulder_1", "shoulder_2", "shoulder_3", "elbow", "wrist_1", "wrist_2", "wrist_3")
+
+
+def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: float | None = None, *,
+            side: str = "right", height: float | None = None):
+    """The 7-DoF arm of Lamb, Lee, Billing, Hogberg & Yang, "FABRIK Solver for DHM: A Pilot Study"
+    (Table 1), as a ``fabrik.Arm`` in centimetres, built with the standard DH convention.
+
+    ====  ===============  ======  =======  =====
+    i     theta_i (rad)    d_i     alpha_i  a_i
+    ====  ===============  ======  =======  =====
+    1     0 + q1           0       pi/2     0
+    2     pi/2 + q2        0       pi/2     0
+    3     pi/2 + q3        L1      pi/2     0
+    4     pi/2 + q4        0       0        L2
+    5     0 + q5           0       pi/2     0
+    6     pi/2 + q6        0       pi/2     0
+    7     0 + q7           L3      0        0
+    ====  ===============  ======  =======  =====
+
+    L1 = ``upper_arm`` (shoulder to elbow), L2 = ``forearm`` (elbow to wrist), L3 = ``hand``
+    (wrist to the fingertip, the study's end effector). Each defaults to its fraction of the
+    stature ``height`` (cm, default 175) in Winter, *Biomechanics and Motor Control of Human
+    Movement* (4th ed., Wiley 2009, Fig. 4.1, after Drillis & Contini 1966): upper arm 0.186 H,
+    forearm 0.146 H, hand 0.108 H (32.55, 25.55 and 18.9 cm at 175 cm).
+
+    Geometry (``forward`` row k is DH frame k): the shoulder is the base origin and joints 0-2
+    turn about it (``spherical_groups()`` is ``((0, 1, 2), (4, 5, 6))``). At q = 0 the arm is
+    straight along +x0 and the axes are: shoulder_1 +z0, shoulder_2 -y0, shoulder_3 the upper
+    arm's long axis (humeral rotation, for every q), elbow +z0, wrist_1 parallel to the elbow
+    axis (for every q: alpha_4 = 0), wrist_2 -y0, wrist_3 the hand's long axis (for every q).
+    The DH axes alone do not say which anatomical plane each shoulder and wrist joint moves in
+    (that needs the base frame's place on the body), hence the neutral names
+    ``shoulder_1..3, elbow, wrist_1..3`` (``DHM_JOINTS``).
+
+    Elbow: theta_4 = pi/2 + q4. The upper arm arrives along +y3, and DH frame 4 puts the forearm
+    along x4 = cos(theta_4) x3 + sin(theta_4) y3 = -sin(q4) x3 + cos(q4) y3, so q4 is the
+    flexion angle itself: 0 a straight arm, the forearm turning by q4 from the upper arm's line
+    (the inner elbow angle is pi - q4). Its limits are the study's 0-120 degrees,
+    [0, 2 pi / 3]; the other joints are unlimited, as in the study.
+
+    ``side="left"`` mirrors the right arm across the base x0-y0 plane
+    (``Arm.mirrored([0, 0, 1])``), taking the zero pose's elbow axis z0 as the body's
+    medio-lateral axis (it is, in the anatomical position). For the same q the left arm takes
+    the mirror posture (positions with z negated), flexing its elbow by the same q4; its axes
+    stay +z and its base frame keeps the right arm's axis directions.
+    """
+    from fabrik.model.arm import Arm
+
+    if side not in ("right", "left"):
+        raise ValueError(f"side must be 'right' or 'left', got {side!r}")
+    stature = DHM_STATURE_CM if height is None else check_positive(height, "height")
+    lengths = {}
+    for name, value in (("upper_arm", upper_arm), ("forearm", forearm), ("hand", hand)):
+        lengths[name] = WINTER_FRACTIONS[name] * stature if value is None else check_positive(value, name)
+    half = math.pi / 2
+    rows = [(0.0, 0.0, half, 0.0),
+            (half, 0.0, half, 0.0),
+            (half, lengths["upper_arm"], half, 0.0),
+            (half, 0.0, 0.0, lengths["forearm"]),
+            (0.0, 0.0, half, 0.0),
+            (half, 0.0, half, 0.0),
+            (0.0, lengths["hand"], 0.0, 0.0)]
+    limits = [None, None, None, (0.0, 2.0 * math.pi / 3.0), None, None, None]
+    arm = Arm.from_dh(rows, limits=limits, names=DHM_JOINTS, base_name=f"{side}_shoulder",
+                      tip_name=f"{side}_fingertip")
+    return arm if side == "right" else arm.mirrored([0.0, 0.0, 1.0])
+
+
+__all__ = ["y_shape", "hand", "humanoid", "dhm_arm", "FINGERS", "DHM_JOINTS", "DHM_STATURE_CM", "WINTER_FRACTIONS"]

@@ -119,6 +119,18 @@ class Chain:
         points[:, axis] = np.arange(n_joints) * length
         return cls.from_positions(points)
 
+    @classmethod
+    def from_dh(cls, rows, *, convention: str = "standard", limits=None, names=None, base_name: str = "base",
+                tip_name: str = "tip"):
+        """A revolute-joint arm from a Denavit-Hartenberg table: returns a ``fabrik.Arm`` (not a
+        Chain), exactly ``fabrik.Arm.from_dh(rows, ...)``; see that method for the arguments.
+        ``fabrik.forward(arm, q)`` gives its joint positions, and ``arm.bone_lengths`` the
+        lengths between them."""
+        from fabrik.model.arm import Arm
+
+        return Arm.from_dh(rows, convention=convention, limits=limits, names=names, base_name=base_name,
+                           tip_name=tip_name)
+
     @property
     def dim(self) -> int:
         """Spatial dimension, 2 or 3."""
