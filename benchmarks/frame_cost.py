@@ -30,8 +30,8 @@ import numpy as np
 import fabrik
 from fabrik.experiments.reconstruct import DEFAULT_REL_TOL, default_effectors
 from fabrik.kernels.fabrik_tree import fabrik_tree
-from fabrik.solvers.skeleton_fabrik import (NO_FRAMES, NO_LIMITS, array_inputs, limb_arrays, rigid_group_arrays,
-                                            skeleton_arrays, solve_skeleton_arrays, solve_skeleton_sequence, tree_args)
+from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
+from fabrik.solvers.skeleton_fabrik import array_inputs, solve_skeleton_arrays, solve_skeleton_sequence
 
 
 def main(path: str, n_frames: int = 300) -> dict:
@@ -47,11 +47,11 @@ def main(path: str, n_frames: int = 300) -> dict:
     for f in range(n_frames):
         starts.append(pose)
         pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "auto", True).positions
-    arrays = skeleton_arrays(skeleton)
-    groups = rigid_group_arrays(arrays, "auto")
+    arrays = rig(skeleton)
+    groups = arrays.groups("auto")
     released = np.zeros_like(groups[-1])
-    tops = limb_arrays(arrays, True, "auto")[0]
-    tree = tree_args(arrays)
+    tops = arrays.limbs(True, "auto")
+    tree = arrays.tree
     all_targets = np.ascontiguousarray(targets)
     all_roots = np.ascontiguousarray(roots)
 

@@ -394,7 +394,8 @@ def test_huge_hinge_axis_is_normalised_without_overflow():
 
 def test_limit_helpers_name_the_model_they_need():
     import fabrik
-    from fabrik.constraints import humanoid, random_pose
+    from fabrik.constraints import humanoid
+    from fabrik.model.constraints import random_pose
 
     with pytest.raises(ValueError, match="Chain"):
         random_pose(fabrik.models.y_shape())

@@ -10,7 +10,7 @@ import pytest
 from fabrik.constraints import Cone, Hinge
 from fabrik.model.humanoid_limits import LIMITS, humanoid
 from fabrik.model.skeleton import Skeleton
-from fabrik.solvers.skeleton_fabrik_constrained import rest_frames
+from fabrik.model.rig import rig
 
 MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 DEG = math.pi / 180
@@ -94,7 +94,7 @@ def bends_towards(skel, joint, limits):
     rest direction (positive components show where the limb bends)."""
     hinge = limits[joint][0]
     child = next(c for c in range(skel.n_joints) if skel.parents[c] == skel.index(joint))
-    R0 = rest_frames(skel)[child]
+    R0 = rig(skel).rest_frames[child]
     axis = R0 @ np.array(hinge.axis)
     s = R0[:, 1]
     bent = math.cos(60 * DEG) * s + math.sin(60 * DEG) * np.cross(axis, s)

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import fabrik
-from fabrik.solvers.skeleton_fabrik import (limb_pivot, limb_tops, skeleton_arrays, solve_skeleton_arrays,
-                                            twist_branches)
+from fabrik.model.rig import limb_pivot, limb_tops, rig, twist_branches
+from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 from test_rigid_groups import pelvis_skeleton, posed
 
 
@@ -28,7 +28,7 @@ def cmu_style_skeleton():
 
 def swings(skeleton, tops=None):
     """(pivot, top) name pairs; top "*" where everything below the pivot swings."""
-    tops = skeleton_arrays(skeleton).limb_tops if tops is None else tops
+    tops = rig(skeleton).limb_tops if tops is None else tops
     return [(skeleton.names[limb_pivot(skeleton.parents, t)], "*" if t < 0 else skeleton.names[t]) for t in tops]
 
 
@@ -136,13 +136,13 @@ def test_reconstruct_reports_the_swing_pivots_and_can_turn_them_off():
 
 def test_limb_groups_find_a_hands_members_through_zero_length_joints():
     sk = cmu_style_skeleton()
-    group_of, start, members, offsets, in_group = skeleton_arrays(sk).limb_groups
+    group_of, start, members, offsets, in_group, _ = rig(sk).groups("limbs")
     assert [sk.names[c] for c in np.flatnonzero(group_of >= 0)] == ["l_wrist"]
     assert sorted(sk.names[m] for m in members) == ["l_fingers", "l_thumb_end"]
     g = group_of[sk.index("l_wrist")]
     assert {sk.names[j] for j in np.flatnonzero(in_group == g)} == {"l_fingers", "l_thumb", "l_thumb_end"}
     # pelvis, spine and chest are not inside a limb: the Mixamo-style pelvis skeleton has no limb group
-    assert (skeleton_arrays(pelvis_skeleton()).limb_groups[0] < 0).all()
+    assert (rig(pelvis_skeleton()).groups("limbs")[0] < 0).all()
 
 
 def rigid_hand_solve(seed):
@@ -276,14 +276,14 @@ def twist_rig():
 
 def test_twist_branches_are_the_leaf_chains_lying_along_a_sibling_bone():
     sk = twist_rig()
-    arrays = skeleton_arrays(sk)
+    arrays = rig(sk)
     twist = twist_branches(arrays.parents, arrays.lengths, arrays.rest)
     assert sorted(sk.names[j] for j in np.flatnonzero(twist)) == sorted(
         f"{bone}_twist_l{end}" for bone in ("upperarm", "lowerarm", "thigh", "calf") for end in ("", "_end"))
     # fingers, toes and the head leave their joints at an angle or carry no sibling: not twists;
     # a CMU hand's zero-length finger and thumb joints neither
     cmu = cmu_style_skeleton()
-    arrays = skeleton_arrays(cmu)
+    arrays = rig(cmu)
     assert not twist_branches(arrays.parents, arrays.lengths, arrays.rest).any()
 
 
@@ -295,7 +295,7 @@ def test_twist_bones_neither_split_a_limb_nor_stay_behind_when_it_swings():
                           ("upperarm_r", "lowerarm_r"), ("thigh_l", "*"), ("thigh_r", "calf_r")]
     # with the BVH-rigid groups held, the whole-limb entries stay: they turn the upper arm's group
     # (elbow and twist joint) as one body; the fingers, members of the palm, swing below it
-    assert swings(sk, skeleton_arrays(sk).held_limb_tops) == [
+    assert swings(sk, rig(sk).held_limb_tops) == [
         ("head", "head_end"), ("upperarm_l", "*"), ("index_l", "index_l_end"), ("pinky_l", "pinky_l_end"),
         ("upperarm_r", "lowerarm_r"), ("thigh_l", "*"), ("thigh_r", "calf_r")]
     rest = sk.rest_positions()
@@ -303,7 +303,7 @@ def test_twist_bones_neither_split_a_limb_nor_stay_behind_when_it_swings():
     angle = np.radians(35)
     rot = Rotation.from_rotvec([0, 0, angle]).as_matrix()
     shoulder = sk.index("upperarm_l")
-    arrays = skeleton_arrays(sk)
+    arrays = rig(sk)
     below = arrays.order[arrays.position[shoulder] + 1:arrays.subtree_end[shoulder]]
     goal = rest.copy()
     goal[below] = rest[shoulder] + (rest[below] - rest[shoulder]) @ rot.T
@@ -327,11 +327,11 @@ def test_twist_rig_solves_keep_every_held_group_rigid_and_reach(seed):
                                 rigid_sub_bases="auto", swing_limbs=True)
     p = sol.positions
     assert np.isfinite(p).all()
-    arrays = skeleton_arrays(sk)
+    arrays = rig(sk)
     np.testing.assert_allclose(np.linalg.norm(p[1:] - p[arrays.parents[1:]], axis=1), arrays.lengths[1:],
                                rtol=1e-9, atol=1e-9)
     rest = sk.rest_positions()
-    group_of, start_idx, members = arrays.group_of, arrays.group_start, arrays.group_members
+    group_of, start_idx, members = arrays.groups(True)[:3]
     for centre in np.flatnonzero(group_of >= 0):
         g = group_of[centre]
         idx = members[start_idx[g]:start_idx[g + 1]]

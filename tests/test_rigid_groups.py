@@ -7,7 +7,7 @@ from scipy.spatial.transform import Rotation
 
 import fabrik
 from fabrik.experiments.sample_motion import sample_walk
-from fabrik.solvers.skeleton_fabrik import rigid_groups, skeleton_arrays
+from fabrik.model.rig import rig, rigid_groups
 
 
 def pelvis_skeleton():
@@ -39,11 +39,12 @@ def posed(skeleton, rng, spread=0.4):
 
 def test_groups_are_direct_children_with_length():
     sk = pelvis_skeleton()
-    a = skeleton_arrays(sk)
-    centres = [sk.names[c] for c in np.flatnonzero(a.group_of >= 0)]
+    a = rig(sk)
+    group_of = a.groups(True)[0]
+    centres = [sk.names[c] for c in np.flatnonzero(group_of >= 0)]
     assert centres == ["hips", "chest"]
-    g = a.group_of[sk.index("hips")]
-    members = {sk.names[k] for k in a.group_members[a.group_start[g]:a.group_start[g + 1]]}
+    g = group_of[sk.index("hips")]
+    members = {sk.names[k] for k in a.groups(True)[2][a.groups(True)[1][g]:a.groups(True)[1][g + 1]]}
     assert members == {"l_up", "r_up", "spine"}
 
 
@@ -192,17 +193,17 @@ def test_a_limb_whose_top_is_a_held_member_swings_past_the_group():
     # the head's branch (neck 0.15, head 0.12) has its longest bone on the held chest: with the
     # chest held it swings the head about the neck instead of being left unswung
     sk = pelvis_skeleton()
-    arrays = skeleton_arrays(sk)
+    arrays = rig(sk)
     names = [sk.names[j] for j in arrays.limb_tops]
     held = [sk.names[j] for j in arrays.held_limb_tops]
     assert "neck" in names and "neck" not in held and "head" in held
     assert "l_el" in names and "l_el" in held  # an arm's top lies outside the chest's group: kept
-    assert (arrays.in_group[arrays.held_limb_tops] < 0).all()
+    assert (arrays.groups(True)[4][arrays.held_limb_tops] < 0).all()
     # a branch with no bone left below its held member is not swung
     chain = fabrik.Skeleton.from_parents(["root", "a", "b", "tip"], [-1, 0, 0, 1],
                                          [[0, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])
-    arrays = skeleton_arrays(chain)
-    assert chain.names[int(arrays.group_of.argmax())] == "root"
+    arrays = rig(chain)
+    assert chain.names[int(arrays.groups(True)[0].argmax())] == "root"
     assert [chain.names[j] for j in arrays.held_limb_tops] == ["tip"]
 
 

@@ -11,7 +11,8 @@ from scipy.spatial.transform import Rotation
 
 import fabrik
 from fabrik import Skeleton, models
-from fabrik.solvers.skeleton_fabrik import skeleton_arrays, solve_skeleton_arrays
+from fabrik.model.rig import rig
+from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 
 SETTINGS = settings(max_examples=50, deadline=None)
 MODELS = {"y_shape": models.y_shape(), "hand": models.hand(), "humanoid": models.humanoid()}
@@ -335,7 +336,7 @@ def test_array_interface_matches_the_dictionary_interface():
     assert (a.iterations, a.status, a.error) == (b.iterations, b.status, b.error)
     assert a.effector_errors == b.effector_errors
     np.testing.assert_array_equal(b.extras["effector_error_array"], [a.effector_errors[n] for n in names])
-    assert skeleton_arrays(sk) is skeleton_arrays(sk)  # flattened once per skeleton
+    assert rig(sk) is rig(sk)  # flattened once per skeleton
 
 
 # --- bad input -----------------------------------------------------------------------------------

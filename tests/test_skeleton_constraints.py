@@ -16,13 +16,13 @@ import fabrik
 import fabrik.solvers as solvers
 from fabrik.constraints import Cone, Hinge, Twist
 from fabrik.model.motion import Motion
+from fabrik.model.rig import rig
 from fabrik.model.skeleton import Skeleton
 from fabrik.models import hand, humanoid, y_shape
 from fabrik.solvers.skeleton_fabrik_constrained import (
     frames_from_pose,
     frames_from_world_rotations,
     limit_violations,
-    rest_frames,
     solve_skeleton_constrained_arrays,
 )
 
@@ -265,7 +265,7 @@ def test_reachable_targets_inside_limits_are_reached():
 # --- frames and conventions ------------------------------------------------------------------------
 def test_rest_frames_follow_the_documented_rule_and_bvh_frames():
     skel = humanoid()
-    np.testing.assert_allclose(rest_frames(skel), ref_rest_frames(skel), atol=1e-12)
+    np.testing.assert_allclose(rig(skel).rest_frames, ref_rest_frames(skel), atol=1e-12)
     rot = Rotation.random(skel.n_joints * 3, random_state=3).as_quat().reshape(3, skel.n_joints, 4)
     motion = Motion(rot, np.zeros((3, 3)))
     P, W = motion.world_transforms(skel)
@@ -277,7 +277,7 @@ def test_rest_frames_follow_the_documented_rule_and_bvh_frames():
                 u = (P[f, c] - P[f, j]) / skel.bone_lengths[c]
                 assert np.allclose(F[f, c][:, 1], u, atol=1e-9)
     # the limit on joint j bounds j's local rotation, seen in the child's rest frame
-    R0 = rest_frames(skel)
+    R0 = rig(skel).rest_frames
     L = motion.rotation_matrices()
     for c in range(1, skel.n_joints):
         j = skel.parents[c]

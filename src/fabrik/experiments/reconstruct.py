@@ -392,7 +392,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         progress: show a tqdm bar on stderr per method.
         source: label for the table (e.g. the file name).
         rigid_sub_bases: which sub-bases unconstrained FABRIK keeps rigid (their children turn
-            as one body; see ``fabrik.solvers.skeleton_fabrik.rigid_groups``): ``"auto"``
+            as one body; see ``fabrik.model.rig.rigid_groups``): ``"auto"``
             (default) the two below together, released when a frame stalls with them, so that
             the poses stay BVH poses; ``"limbs"`` those inside limbs, such as a hand carrying
             fingers and thumb (the only ones on the CMU skeleton); True every joint's children
@@ -401,7 +401,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             times the iterations); False none, the paper's sub-bases.
         swing_limbs: start every FABRIK frame (constrained too) by swinging each limb (leg, arm,
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
-            ``fabrik.solvers.skeleton_fabrik.limb_tops``). False: plain warm start.
+            ``fabrik.model.rig.limb_tops``). False: plain warm start.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
             ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
             constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
@@ -525,14 +525,14 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     swinging = [m for m in methods if registry.takes_option(m, "skeleton", "swing_limbs")]
     grouping = [m for m in methods if registry.takes_option(m, "skeleton", "rigid_sub_bases")]
     if swinging:
-        from fabrik.solvers.skeleton_fabrik import limb_arrays, limb_pivot, rigid_group_arrays, skeleton_arrays
+        from fabrik.model.rig import limb_pivot, rig
 
-        arrays = skeleton_arrays(skeleton)
+        arrays = rig(skeleton)
         if swing_limbs:
-            tops = limb_arrays(arrays, True, rigid_sub_bases if grouping else False)[0]
+            tops = arrays.limbs(True, rigid_sub_bases if grouping else False)
             pivots = tuple(dict.fromkeys(skeleton.names[limb_pivot(skeleton.parents, t)] for t in tops))
         if grouping:
-            group_of = rigid_group_arrays(arrays, rigid_sub_bases)[0]
+            group_of = arrays.groups(rigid_sub_bases)[0]
             centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
     limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
         if any(registry.get(m).limits for m in methods) else ()

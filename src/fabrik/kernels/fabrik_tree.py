@@ -3,9 +3,10 @@ limits: one iteration driver, compiled.
 
 Inputs are grouped tuples (``fabrik.model.rig``): ``tree`` (``fabrik.kernels.tree``), ``groups``
 (``fabrik.kernels.rigid_groups``; the empty set when off), ``limits`` (``fabrik.kernels.
-tree_limits``; empty arrays for a solve without limits) and the solve's ``task = (target_idx
-(k,) int64, targets (k, 3), initial (n, 3), initial_frames (n, 3, 3) or (0, 3, 3),
-root (3,), root_from_target)``.
+tree_limits``) and the solve's ``task = (target_idx (k,) int64, targets (k, 3), initial (n, 3),
+initial_frames (n, 3, 3), root (3,), root_from_target)``. A solve given frames follows them and
+places joints under the limits; one given no frames ((0, 3, 3) and empty limit tables) places
+them on lines, as the paper's FABRIK.
 
 One iteration:
 
@@ -65,7 +66,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     group_of, group_start, group_members, group_offsets, in_group, releasable = groups
     Q, rows, circ, hcs, own_start, own_list = limits
     target_idx, targets, initial, initial_frames, root, root_from_target = task
-    limited = Q.shape[0] > 0
+    limited = initial_frames.shape[0] > 0  # frames followed: the limited placement step
     n = parents.shape[0]
     k = target_idx.shape[0]
     p = initial.copy()

@@ -22,3 +22,15 @@ def freeze_fields(obj, fields) -> None:
         if not (isinstance(given, np.ndarray) and given.dtype == dtype and given.flags.c_contiguous
                 and not given.flags.writeable):
             object.__setattr__(obj, name, frozen(value, dtype))
+
+
+def cached(obj, key: str, build):
+    """``build()``, computed once per immutable model object and kept on it (under
+    ``_fabrik_<key>``): the one way the library caches what it derives from a model (the prepared
+    skeleton, a chain's limit tables). ``dataclasses.replace`` makes a new object without it."""
+    attr = "_fabrik_" + key
+    hit = obj.__dict__.get(attr)
+    if hit is None:
+        hit = build()
+        object.__setattr__(obj, attr, hit)
+    return hit

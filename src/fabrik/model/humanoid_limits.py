@@ -241,11 +241,11 @@ def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
         them that got no limit (e.g. fingers, thumbs, or names the rules do not know).
     """
     from fabrik.model.skeleton import Skeleton
-    from fabrik.solvers.skeleton_fabrik_constrained import constrained_arrays
+    from fabrik.model.rig import rig
 
     if not isinstance(skeleton, Skeleton):
         raise ValueError(f"humanoid limits are placed by joint names on a fabrik.Skeleton, got {type(skeleton).__name__}")
-    tables = constrained_arrays(skeleton)
+    tables = rig(skeleton)
     lengths = skeleton.bone_lengths
     rest = skeleton.rest_positions()
     parts = classify(skeleton)

@@ -19,7 +19,8 @@ from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, as_points
 from fabrik.solvers import DEFAULT_TOL, registry, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
-from fabrik.solvers.skeleton_fabrik import rigid_mode, skeleton_arrays, target_arrays
+from fabrik.model.rig import rig, rigid_mode
+from fabrik.solvers.skeleton_fabrik import target_arrays
 
 
 def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,
@@ -65,7 +66,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
         raise ValueError(f"method must be a method name (a str; fabrik.methods('skeleton') lists them), got {method!r}")
     paths = _paths(targets)
     frames = paths.shape[0]
-    arrays = skeleton_arrays(skeleton)
+    arrays = rig(skeleton)
     indices, _, _ = target_arrays(skeleton, dict(zip(targets, paths[0])), arrays)
     n = arrays.parents.shape[0]
     initial = arrays.rest if initial is None else as_points(initial, "initial", dim=3)

@@ -72,9 +72,8 @@ joints whose limit is on its boundary in the returned pose), ``effector_error_ar
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -82,39 +81,14 @@ from fabrik._validation import check_max_iter, check_tol
 
 from fabrik.kernels.fabrik_tree import fabrik_tree
 from fabrik.kernels.tree_limits import frames_from_pose as _frames_from_pose_kernel
-from fabrik.model.constraints import (
-    Cone,
-    Hinge,
-    COL_CONE,
-    COL_HINGE,
-    COL_TWIST,
-    COL_TWIST_FLAG,
-    COL_TYPE,
-    TYPE_CONE,
-    TYPE_HINGE,
-    Twist,
-    as_rotation_matrix,
-    orthonormal_frame,
-    pack_limits,
-)
+from fabrik.model.constraints import Cone, Hinge, Twist, as_rotation_matrix
+from fabrik.model.rig import rig
 from fabrik.solvers.fabrik_constrained import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
-from fabrik.solvers.skeleton_fabrik import (
-    _CACHE_ATTR as _ARRAYS_ATTR,
-    kernel_groups_off,
-    tree_args,
-    _writable,
-    array_inputs,
-    limb_arrays,
-    prepare,
-    raise_kernel_error,
-    skeleton_arrays,
-)
+from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error
 
 METHOD = "fabrik-constrained"
-#: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
-REST_UP_SWITCH = math.radians(25.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,97 +114,12 @@ class LimitedTrackingOptions(FrameOptions):
             raise ValueError(f"swing_limbs must be True or False, got {self.swing_limbs!r}")
 
 
-class ConstrainedSkeletonArrays(NamedTuple):
-    """The limit tables of a skeleton for the kernel (C-contiguous, never written).
-
-    Attributes:
-        rest_frames: (n, 3, 3) ``R0`` (module docstring).
-        Q: (n, 3, 3) ``R0[parent(c)]^T R0[c]`` (identity for the root and zero-length bones).
-        limits: (n, 13) packed limit rows (``pack_limits``), row j for the bones leaving j.
-        circ: (n, 2) (cos, sin) of the half-angle where row j is a circular cone without a twist
-            limit (the kernel's closed-form path), (2, 0) elsewhere.
-        hcs: (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge with its
-            twist held at 0 (closed-form path), zeros elsewhere.
-        own_start, own_list: int64 CSR lists of the non-zero bones whose reference frame is
-            joint i's frame (children of i, looking through zero-length children).
-    """
-
-    rest_frames: np.ndarray
-    Q: np.ndarray
-    limits: np.ndarray
-    circ: np.ndarray
-    hcs: np.ndarray
-    own_start: np.ndarray
-    own_list: np.ndarray
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def rest_frames(skeleton) -> np.ndarray:
-    """(n, 3, 3) rest frames ``R0`` of a skeleton (see the module docstring)."""
-    arrays = skeleton_arrays(skeleton)
-    n = arrays.parents.shape[0]
-    out = np.empty((n, 3, 3))
-    out[0] = np.eye(3)
-    cos_switch = math.cos(REST_UP_SWITCH)
-    for i in range(1, n):
-        if arrays.lengths[i] == 0.0:
-            out[i] = out[arrays.parents[i]]
-            continue
-        d = arrays.rest_dirs[i]
-        up = np.array([0.0, 1.0, 0.0]) if abs(d[2]) > cos_switch else np.array([0.0, 0.0, 1.0])
-        out[i] = orthonormal_frame(d, up)
-    return out
 
 
-def constrained_arrays(skeleton) -> ConstrainedSkeletonArrays:
-    """The kernel tables of ``skeleton`` (cached per skeleton object; skeletons are immutable)."""
-    hit = _CACHE.get(skeleton)
-    if hit is not None:
-        return hit
-    arrays = skeleton_arrays(skeleton)
-    parents = arrays.parents
-    lengths = arrays.lengths
-    n = parents.shape[0]
-    R0 = rest_frames(skeleton)
-    Q = np.empty((n, 3, 3))
-    Q[0] = np.eye(3)
-    for c in range(1, n):
-        Q[c] = np.eye(3) if lengths[c] == 0.0 else R0[parents[c]].T @ R0[c]
-    owned: list[list[int]] = [[] for _ in range(n)]
-    for c in range(1, n):
-        if lengths[c] == 0.0:
-            continue
-        owner = int(parents[c])
-        while owner != 0 and lengths[owner] == 0.0:
-            owner = int(parents[owner])
-        owned[owner].append(c)
-    own_start = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        own_start[i + 1] = own_start[i] + len(owned[i])
-    own_list = np.array([c for lst in owned for c in lst], dtype=np.int64)
-    limits = np.ascontiguousarray(pack_limits(skeleton.constraints, n))
-    circ = np.zeros((n, 2))
-    circ[:, 0] = 2.0
-    for j in range(n):
-        row = limits[j]
-        s_vals = row[COL_CONE:COL_CONE + 4]
-        if row[COL_TYPE] == TYPE_CONE and row[COL_TWIST_FLAG] == 0.0 and np.all(s_vals == s_vals[0]):
-            cot = math.copysign(math.sqrt(abs(s_vals[0])), s_vals[0])
-            alpha = math.atan2(1.0, cot)
-            circ[j] = (math.cos(alpha), math.sin(alpha))
-    hcs = np.zeros((n, 7))
-    for j in range(n):
-        row = limits[j]
-        if (row[COL_TYPE] == TYPE_HINGE and row[COL_TWIST_FLAG] != 0.0 and row[COL_TWIST] == 0.0
-                and row[COL_TWIST + 1] == 0.0):
-            lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
-            hcs[j] = (1.0, math.cos(lo), math.sin(lo), math.cos(hi), math.sin(hi), lo, hi)
-    hit = ConstrainedSkeletonArrays(np.ascontiguousarray(R0), np.ascontiguousarray(Q), limits, circ, hcs,
-                                    own_start, own_list)
-    _CACHE[skeleton] = hit
-    return hit
 
 
 def frames_from_world_rotations(skeleton, world_rotations) -> np.ndarray:
@@ -249,8 +138,8 @@ def frames_from_world_rotations(skeleton, world_rotations) -> np.ndarray:
         raise ValueError(f"world_rotations must have shape (n, 3, 3) or (F, n, 3, 3) with n = {n}, got {W.shape}")
     if not np.isfinite(W).all():
         raise ValueError("world_rotations contain a non-finite value")
-    arrays = skeleton_arrays(skeleton)
-    R0 = constrained_arrays(skeleton).rest_frames
+    arrays = rig(skeleton)
+    R0 = arrays.rest_frames
     out = np.empty_like(W)
     out[..., 0, :, :] = W[..., 0, :, :]
     for i in range(1, n):
@@ -270,13 +159,12 @@ def frames_from_pose(skeleton, positions) -> np.ndarray:
     frame is its reference frame (parent frame times the rest offset rotation) carried onto the
     bone by the smallest rotation. This is what a solve uses when ``initial_frames`` is not given.
     """
-    arrays = skeleton_arrays(skeleton)
-    tables = constrained_arrays(skeleton)
+    arrays = rig(skeleton)
     p = _writable(positions, np.float64)
     if p.shape != (skeleton.n_joints, 3) or not np.isfinite(p).all():
         raise ValueError(f"positions must be finite with shape ({skeleton.n_joints}, 3), got {p.shape}")
     out = np.empty((skeleton.n_joints, 3, 3))
-    _frames_from_pose_kernel(p, arrays.parents, arrays.lengths, tables.Q, tables.own_start, tables.own_list, out)
+    _frames_from_pose_kernel(p, arrays.parents, arrays.lengths, arrays.Q, arrays.own_start, arrays.own_list, out)
     return out
 
 
@@ -336,8 +224,7 @@ def limit_violations(skeleton, positions, frames) -> np.ndarray:
     zero twist's) excess of ``frames[c]``'s twist relative to H. Also counted: the angle between
     ``frames[c]``'s +Y and the bone. Entry j is the worst over j's bones.
     """
-    arrays = skeleton_arrays(skeleton)
-    tables = constrained_arrays(skeleton)
+    arrays = rig(skeleton)
     p = np.asarray(positions, dtype=np.float64)
     F = np.asarray(frames, dtype=np.float64)
     n = skeleton.n_joints
@@ -349,7 +236,7 @@ def limit_violations(skeleton, positions, frames) -> np.ndarray:
         items = skeleton.constraints.get(j)
         if not items or arrays.lengths[c] == 0.0:
             continue
-        H = F[..., j, :, :] @ tables.Q[c]
+        H = F[..., j, :, :] @ arrays.Q[c]
         u = p[..., c, :] - p[..., j, :]
         u = u / np.linalg.norm(u, axis=-1, keepdims=True)
         v = np.einsum("...ji,...j->...i", H, u)
@@ -387,20 +274,18 @@ def _root_option(value) -> tuple[np.ndarray | None, bool]:
 
 def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
          swing_limbs=False):
-    arrays = getattr(skeleton, _ARRAYS_ATTR, None) or skeleton_arrays(skeleton)
-    tables = _CACHE.get(skeleton) or constrained_arrays(skeleton)
+    arrays = rig(skeleton)
     if frames is None:
         frames = np.empty((arrays.parents.shape[0], 3, 3))
-        _frames_from_pose_kernel(p0, arrays.parents, arrays.lengths, tables.Q, tables.own_start, tables.own_list,
+        _frames_from_pose_kernel(p0, arrays.parents, arrays.lengths, arrays.Q, arrays.own_start, arrays.own_list,
                                  frames)
     if root_matrix is not None:
         frames = frames.copy()
         frames[0] = root_matrix
-    limits = (tables.Q, tables.limits, tables.circ, tables.hcs, tables.own_start, tables.own_list)
     out, F, row_active, iterations, errors, code = fabrik_tree(
-        tree_args(arrays), kernel_groups_off(arrays), limits,
+        arrays.tree, arrays.groups(False), arrays.limits,
         (idx, pos, p0, frames, root, root_from_target), check_tol(tol), check_max_iter(max_iter), not free_root,
-        limb_arrays(arrays, swing_limbs)[0], np.zeros(1, dtype=np.bool_))
+        arrays.limbs(swing_limbs), np.zeros(1, dtype=np.bool_))
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
@@ -445,7 +330,7 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
     tracking), ``root_rotation`` (held root orientation, or ``"free"``; default: held at
     ``initial_frames[0]``) and ``swing_limbs`` (module docstring).
     """
-    n = skeleton_arrays(skeleton).parents.shape[0]
+    n = skeleton.n_joints
     idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
     frames = None
     if initial_frames is not None:
@@ -472,6 +357,4 @@ def _frame_solver(skeleton, indices, tol, max_iter, options):
 add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions()), frame=_frame_solver,
     limits=True, frames=True)
 
-__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "constrained_arrays",
-           "rest_frames", "frames_from_world_rotations", "frames_from_pose", "limit_violations",
-           "ConstrainedSkeletonArrays", "METHOD"]
+__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]

@@ -34,8 +34,9 @@ from fabrik.model.constraints import as_rotation_matrix
 from fabrik.solvers.jacobian import DampedOptions, TransposeOptions
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import Solution
-from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error, skeleton_arrays
-from fabrik.solvers.skeleton_fabrik_constrained import (FrameOptions, constrained_arrays,
+from fabrik.model.rig import rig
+from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error
+from fabrik.solvers.skeleton_fabrik_constrained import (FrameOptions,
                                                         constrained_skeleton_solution, frames_from_pose)
 from fabrik.solvers.skeleton_methods import CODES, skeleton_settings
 
@@ -72,21 +73,20 @@ def _frames(skeleton, initial, frames, root_rotation) -> np.ndarray:
 
 
 def _run(name, code, skeleton, idx, pos, p0, frames, root, root_from_target, tol, max_iter, options) -> Solution:
-    arrays = skeleton_arrays(skeleton)
-    tables = constrained_arrays(skeleton)
+    arrays = tables = rig(skeleton)
     if code is None:
         out, F, row_active, iterations, errors, status = ccd_skeleton_constrained(
             arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-            arrays.position, tables.Q, tables.limits, idx, pos, p0, frames, root, root_from_target, float(tol),
+            arrays.position, tables.Q, tables.limit_rows, idx, pos, p0, frames, root, root_from_target, float(tol),
             int(max_iter))
     else:
         damping, step, angle, alpha = skeleton_settings(options, arrays.lengths)
         out, F, row_active, iterations, errors, status = jacobian_skeleton_constrained(
-            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limits, idx, pos, p0,
+            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limit_rows, idx, pos, p0,
             frames, root, root_from_target, float(tol), int(max_iter), code, damping, angle, step, alpha)
     if status < 0:
         raise_kernel_error(status, skeleton, idx)
-    refresh_active(F, arrays.parents, arrays.lengths, tables.Q, tables.limits, row_active)
+    refresh_active(F, arrays.parents, arrays.lengths, tables.Q, tables.limit_rows, row_active)
     return constrained_skeleton_solution(skeleton, name, out, F, row_active, iterations, errors, status, idx)
 
 
