@@ -13,8 +13,8 @@ import fabrik
 from fabrik.constraints import Cone, Hinge, Twist, humanoid, load_constraints, save_constraints
 from fabrik.kernels.constraints import arc_nearest, clamp_angle, cone_slack, limit_direction, nearest_in_cone
 from fabrik.kernels.frames import transport, twist_about_y, twist_between
-from fabrik.model.constraints import (LIMIT_COLUMNS, cone_violation, normalise_chain_constraints, pack_limits,
-                                      swing_twist)
+from fabrik.model.constraints import cone_violation, normalise_chain_constraints, swing_twist
+from fabrik.model.limit_layout import LIMIT_COLUMNS, pack_limits
 
 DEG = math.pi / 180
 angles = st.floats(5 * DEG, 175 * DEG)

@@ -17,15 +17,9 @@ the one closest in angle to the direction is used. The packed limit rows are des
 import numpy as np
 from numba import njit
 
-# packed row layout (mirrors fabrik.model.constraints)
-COL_TYPE = 0
-COL_CONE = 1
-COL_AXIS = 5
-COL_HINGE = 8
-COL_TWIST_FLAG = 10
-COL_TWIST = 11
-TYPE_CONE = 1
-TYPE_HINGE = 2
+# the packed row layout is owned by fabrik.model.limit_layout
+from fabrik.model.limit_layout import COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, \
+    TYPE_CONE, TYPE_HINGE  # noqa: F401  (the layout, re-read by the kernels that import it from here)
 
 #: a limit counts as active when the direction lies within this (radians, roughly) of its boundary
 ACTIVE_EPS = 1e-9

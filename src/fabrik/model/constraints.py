@@ -22,8 +22,8 @@ Conventions (details and figures in docs/constraints.md):
   frame carried onto the bone by the smallest rotation (swing-twist decomposition), in [min, max].
   Without a ``Twist`` (and for cones) the twist is free.
 
-The kernels receive the limits packed in one float64 array of shape (n, LIMIT_COLUMNS), one row
-per joint (see ``pack_limits``), so chains and skeletons share the same compiled code.
+The kernels receive the limits packed in one float64 row per joint (``fabrik.model.limit_layout``);
+each limit type writes its own columns (``pack``).
 """
 
 from __future__ import annotations
@@ -36,16 +36,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-# --- packed layout for the kernels -----------------------------------------------------------
-#: column indices of the packed per-joint limit rows
-COL_TYPE = 0  # 0 none, 1 cone, 2 hinge
-COL_CONE = 1  # 4 columns: signed squared cotangents s_right, s_left, s_up, s_down
-COL_AXIS = 5  # 3 columns: hinge axis in the parent frame
-COL_HINGE = 8  # 2 columns: hinge min, max (radians)
-COL_TWIST_FLAG = 10  # 1 when the twist is limited
-COL_TWIST = 11  # 2 columns: twist min, max (radians)
-LIMIT_COLUMNS = 13
-TYPE_NONE, TYPE_CONE, TYPE_HINGE = 0, 1, 2
+from fabrik.model.limit_layout import (COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, TYPE_CONE,
+                                        TYPE_HINGE)
 
 #: |cot(angle)|^2 below this is treated as exactly 0 (an angle within ~1e-7 rad of pi/2)
 _FLAT = 1e-14
@@ -102,6 +94,18 @@ class Cone:
         """True when the direction (3,), in the parent frame, is inside the cone (angle slack ``tol``)."""
         return bool(cone_violation(self, direction) <= tol)
 
+    def pack(self, row: np.ndarray, planar: bool = False) -> None:
+        """Write this limit into a packed row (``fabrik.model.limit_layout``). A 2D chain's cone
+        (``planar``, frames with +Z out of the plane) is the in-plane hinge Hinge((0, 0, 1), -right,
+        left): its up and down angles bound out-of-plane motion, which a planar chain does not have."""
+        if planar:
+            row[COL_TYPE] = TYPE_HINGE
+            row[COL_AXIS:COL_AXIS + 3] = (0.0, 0.0, 1.0)
+            row[COL_HINGE:COL_HINGE + 2] = (-self.right, self.left)
+        else:
+            row[COL_TYPE] = TYPE_CONE
+            row[COL_CONE:COL_CONE + 4] = self.signed_cot2()
+
 
 @dataclass(frozen=True)
 class Hinge:
@@ -142,6 +146,16 @@ class Hinge:
         object.__setattr__(self, "min", lo)
         object.__setattr__(self, "max", hi)
 
+    def pack(self, row: np.ndarray, planar: bool = False) -> None:
+        """Write this limit into a packed row (``fabrik.model.limit_layout``); without a ``Twist``
+        a hinge holds its twist at 0."""
+        row[COL_TYPE] = TYPE_HINGE
+        row[COL_AXIS:COL_AXIS + 3] = self.axis
+        row[COL_HINGE:COL_HINGE + 2] = (self.min, self.max)
+        if row[COL_TWIST_FLAG] == 0:
+            row[COL_TWIST_FLAG] = 1.0
+            row[COL_TWIST:COL_TWIST + 2] = 0.0
+
 
 @dataclass(frozen=True)
 class Twist:
@@ -161,6 +175,11 @@ class Twist:
             raise ValueError(f"Twist.min must be <= Twist.max, got min={lo!r}, max={hi!r}")
         object.__setattr__(self, "min", lo)
         object.__setattr__(self, "max", hi)
+
+    def pack(self, row: np.ndarray, planar: bool = False) -> None:
+        """Write this limit into a packed row (``fabrik.model.limit_layout``)."""
+        row[COL_TWIST_FLAG] = 1.0
+        row[COL_TWIST:COL_TWIST + 2] = (self.min, self.max)
 
 
 CONSTRAINT_TYPES = (Cone, Hinge, Twist)
@@ -399,38 +418,6 @@ def normalise_skeleton_constraints(skeleton, mapping: Mapping[Any, Any]) -> dict
         if items:
             out[idx] = items
     return out
-
-
-def pack_limits(constraints: Mapping[int, tuple], n_joints: int, *, planar: bool = False) -> np.ndarray:
-    """The kernels' (n_joints, LIMIT_COLUMNS) float64 table of limits (see the COL_* constants).
-
-    ``planar`` (2D chains, frames with +Z out of the plane): a Cone becomes the in-plane hinge
-    Hinge((0, 0, 1), -right, left) (its up/down angles bound out-of-plane motion, which a planar
-    chain does not have).
-    """
-    table = np.zeros((n_joints, LIMIT_COLUMNS))
-    for idx, items in constraints.items():
-        row = table[idx]
-        for item in items:
-            if planar and isinstance(item, Cone):
-                row[COL_TYPE] = TYPE_HINGE
-                row[COL_AXIS:COL_AXIS + 3] = (0.0, 0.0, 1.0)
-                row[COL_HINGE:COL_HINGE + 2] = (-item.right, item.left)
-            elif isinstance(item, Cone):
-                row[COL_TYPE] = TYPE_CONE
-                row[COL_CONE:COL_CONE + 4] = item.signed_cot2()
-            elif isinstance(item, Hinge):
-                row[COL_TYPE] = TYPE_HINGE
-                row[COL_AXIS:COL_AXIS + 3] = item.axis
-                row[COL_HINGE:COL_HINGE + 2] = (item.min, item.max)
-                if row[COL_TWIST_FLAG] == 0:
-                    row[COL_TWIST_FLAG] = 1.0  # a hinge alone holds its twist at 0
-                    row[COL_TWIST:COL_TWIST + 2] = 0.0
-            elif isinstance(item, Twist):
-                row[COL_TWIST_FLAG] = 1.0
-                row[COL_TWIST:COL_TWIST + 2] = (item.min, item.max)
-    # a Twist given with a Hinge overrides the hinge's implicit zero twist (sorted: rotational first)
-    return table
 
 
 # --- JSON --------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik.model._frozen import cached
-from fabrik.model.constraints import COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, TYPE_CONE, \
-    TYPE_HINGE, orthonormal_frame, pack_limits
+from fabrik.model.constraints import orthonormal_frame
+from fabrik.model.limit_layout import closed_forms, pack_limits
 
 
 class Rig(NamedTuple):
@@ -434,23 +434,9 @@ def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np
     elsewhere; ``hcs`` (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge
     with its twist held at 0 (a closed form), zeros elsewhere. (A skeleton without constraints gets
     rows of zeros: the frames are still followed when a constrained method solves it.)"""
-    n = Q.shape[0]
-    limits = np.ascontiguousarray(pack_limits(constraints, n))
-    circ = np.zeros((n, 2))
-    circ[:, 0] = 2.0
-    hcs = np.zeros((n, 7))
-    for j in range(n):
-        row = limits[j]
-        s_vals = row[COL_CONE:COL_CONE + 4]
-        if row[COL_TYPE] == TYPE_CONE and row[COL_TWIST_FLAG] == 0.0 and np.all(s_vals == s_vals[0]):
-            cot = math.copysign(math.sqrt(abs(s_vals[0])), s_vals[0])
-            alpha = math.atan2(1.0, cot)
-            circ[j] = (math.cos(alpha), math.sin(alpha))
-        if (row[COL_TYPE] == TYPE_HINGE and row[COL_TWIST_FLAG] != 0.0 and row[COL_TWIST] == 0.0
-                and row[COL_TWIST + 1] == 0.0):
-            lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
-            hcs[j] = (1.0, math.cos(lo), math.sin(lo), math.cos(hi), math.sin(hi), lo, hi)
-    return (Q, limits, circ, hcs, own_start, own_list)
+    rows = np.ascontiguousarray(pack_limits(constraints, Q.shape[0]))
+    circ, hcs = closed_forms(rows)
+    return (Q, rows, circ, hcs, own_start, own_list)
 
 
 def rig(skeleton) -> Rig:

@@ -34,7 +34,8 @@ import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.fabrik_constrained import fabrik_constrained
-from fabrik.model.constraints import pack_limits, root_frame, swing_twist
+from fabrik.model.constraints import root_frame, swing_twist
+from fabrik.model.limit_layout import pack_limits
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
