@@ -96,10 +96,19 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-def _whole(token: str, line: int, what: str, path) -> int:
+def _whole(token: str, line: int, what: str, path, expected: str = "a whole number") -> int:
+    """``token`` as an int, or BVHError naming ``line``: not ASCII digits with an optional sign,
+    or more significant digits than Python's ``int()`` converts (``sys.get_int_max_str_digits``,
+    4300 by default; leading zeros do not count, as they do not for the value)."""
     if not _WHOLE_RE.fullmatch(token):
-        raise BVHError(f"{what}: expected a whole number, got {token!r}", line, path)
-    return int(token)
+        raise BVHError(f"{what}: expected {expected}, got {token!r}", line, path)
+    digits = token.lstrip("+-").lstrip("0")
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits) > limit:
+        raise BVHError(f"{what}: expected {expected}, got a number of {len(digits)} digits "
+                       f"({token[:12]}...; at most {limit} are read)", line, path)
+    value = int(digits) if digits else 0
+    return -value if token.startswith("-") else value
 
 
 def _number(token: str, line: int, what: str, path) -> float:
@@ -257,9 +266,7 @@ def _parse_hierarchy(tokens: _Tokens):
                     raise BVHError(f"second CHANNELS line for {name!r}", ln, path)
                 seen_channels = True
                 t, _ = tokens.next("the channel count")
-                if not _WHOLE_RE.fullmatch(t):
-                    raise BVHError(f"CHANNELS of {name!r}: expected a channel count, got {t!r}", ln, path)
-                count = int(t)
+                count = _whole(t, ln, f"CHANNELS of {name!r}", path, "a channel count")
                 if not 0 <= count <= 6:
                     raise BVHError(f"CHANNELS of {name!r}: count must be 0..6, got {count}", ln, path)
                 chans = []
