@@ -43,7 +43,7 @@ gives the same joint positions to far better than 1e-6 of the skeleton's height.
 
 from __future__ import annotations
 
-import math
+import io
 import re
 import sys
 import warnings
@@ -54,29 +54,13 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from fabrik._validation import MAX_COORDINATE
+from fabrik.io import _bvh_motion
+from fabrik.io._bvh_common import BVHError, _number, _whole
 from fabrik.model.motion import CHANNEL_NAMES, ChannelLayout, Motion
 from fabrik.model.skeleton import Skeleton
 
-
-class BVHError(ValueError):
-    """A malformed BVH file; the message names the file, the line number and the problem."""
-
-    def __init__(self, message: str, line: int | None = None, path: str | None = None):
-        self.line = line
-        self.path = path
-        where = f"{path}: " if path else ""
-        where += f"line {line}: " if line is not None else ""
-        super().__init__(f"{where}{message}")
-
-
 _FRAMES_RE = re.compile(r"^\s*Frames\s*:\s*(\S+)\s*$", re.IGNORECASE)
 _FRAME_TIME_RE = re.compile(r"^\s*Frame\s+Time\s*:\s*(\S+)\s*$", re.IGNORECASE)
-#: A decimal number as BVH writers print it. Python's float() and int() also take "1_000", "nan",
-#: "infinity" and non-ASCII digits, none of which a BVH file means.
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-_WHOLE_RE = re.compile(r"[+-]?\d+", re.ASCII)
-#: Characters a frame line of numbers can hold; a line with any other goes to the slow check.
-_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
 #: Token separators of the HIERARCHY: ASCII blanks only, so that a byte such as 0x85 (an ellipsis
 #: in cp1252, read as Latin-1 NEL) stays part of the joint name it is in.
 _BLANKS = re.compile(r"[ \t\x0b\x0c]+")
@@ -85,31 +69,6 @@ _BLANKS = re.compile(r"[ \t\x0b\x0c]+")
 _KEYWORDS = {"OFFSET": "OFFSET", "CHANNELS": "CHANNELS", "JOINT": "JOINT", "END": "End", "ROOT": "ROOT"}
 #: Channel names in lower case -> their spelling in ``CHANNEL_NAMES``.
 _CHANNELS_ANY_CASE = {c.lower(): c for c in CHANNEL_NAMES}
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines split at \\n, \\r\\n and \\r only (``str.splitlines`` also splits at form feeds, NEL
-    and other characters, which shifts every line number after them and breaks names)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _whole(token: str, line: int, what: str, path) -> int:
-    if not _WHOLE_RE.fullmatch(token):
-        raise BVHError(f"{what}: expected a whole number, got {token!r}", line, path)
-    return int(token)
-
-
-def _number(token: str, line: int, what: str, path) -> float:
-    if not _NUMBER_RE.fullmatch(token):
-        kind = "a finite number" if _is_float(token) and not math.isfinite(float(token)) else "a number"
-        raise BVHError(f"{what}: expected {kind}, got {token!r}", line, path)
-    value = float(token)
-    if not math.isfinite(value):
-        raise BVHError(f"{what}: expected a finite number, got {token!r}", line, path)
-    return value
 
 
 class _Tokens:
@@ -257,9 +216,7 @@ def _parse_hierarchy(tokens: _Tokens):
                     raise BVHError(f"second CHANNELS line for {name!r}", ln, path)
                 seen_channels = True
                 t, _ = tokens.next("the channel count")
-                if not _WHOLE_RE.fullmatch(t):
-                    raise BVHError(f"CHANNELS of {name!r}: expected a channel count, got {t!r}", ln, path)
-                count = int(t)
+                count = _whole(t, ln, f"CHANNELS of {name!r}", path, "a channel count")
                 if not 0 <= count <= 6:
                     raise BVHError(f"CHANNELS of {name!r}: count must be 0..6, got {count}", ln, path)
                 chans = []
@@ -310,16 +267,6 @@ def _parse_hierarchy(tokens: _Tokens):
     return names, parents, offsets, channels, end_sites
 
 
-def _euler_to_quat(layout: ChannelLayout, values: np.ndarray, joint: int, col: int) -> np.ndarray | None:
-    chans = layout.channels[joint]
-    rot = [(k, c[0]) for k, c in enumerate(chans) if c.endswith("rotation")]
-    if not rot:
-        return None
-    seq = "".join(axis for _, axis in rot)
-    angles = values[:, [col + k for k, _ in rot]]
-    return Rotation.from_euler(seq, angles, degrees=True).as_quat()
-
-
 def _channel_columns(layout: ChannelLayout) -> list[int]:
     cols, c = [], 0
     for chans in layout.channels:
@@ -330,6 +277,10 @@ def _channel_columns(layout: ChannelLayout) -> list[int]:
 
 def load_bvh(path) -> tuple[Skeleton, Motion]:
     """Read a BVH file.
+
+    The file is streamed: its frame lines are read in blocks by a compiled scanner, so a long
+    take costs little more memory than its channel values (F x C floats) and rotations
+    (F x n quaternions); ``benchmarks/bvh_load.py`` measures the speed and the peak.
 
     Args:
         path: file path (str or Path).
@@ -345,24 +296,33 @@ def load_bvh(path) -> tuple[Skeleton, Motion]:
         FileNotFoundError: no such file.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        # older Windows tools write joint names in a single-byte code page; Latin-1 keeps every
-        # byte a character of its own, so distinct names stay distinct
-        text = raw.decode("latin-1")
-    return _parse(text, str(path))
+    with path.open("rb") as stream:
+        return _read(stream, str(path), None)
 
 
 def loads_bvh(text: str) -> tuple[Skeleton, Motion]:
     """Parse BVH text (as ``load_bvh``, for a string)."""
-    return _parse(text, None)
+    # the same reader over the text's UTF-8 bytes, decoded back exactly (lone surrogates too)
+    return _read(io.BytesIO(text.encode("utf-8", "surrogatepass")), None, ("utf-8", "surrogatepass"))
 
 
-def _parse(text: str, path) -> tuple[Skeleton, Motion]:
-    # a byte-order mark some Windows tools write; a DOS end-of-file mark (Ctrl-Z) after the last line
-    lines = _split_lines(text.removeprefix("\ufeff").rstrip("\x1a"))
+def _read(stream, path, encoding) -> tuple[Skeleton, Motion]:
+    """``(skeleton, motion)`` from a seekable binary ``stream``; ``encoding`` as
+    ``_bvh_motion.LineDecoder`` takes it (None: UTF-8, or Latin-1 for a file that is not)."""
+    decode = _bvh_motion.LineDecoder(stream, encoding)
+    lines, data_start = _bvh_motion.read_head(stream, decode)
+    skeleton, layout, n_frames, frame_time = _parse_head(lines, path)
+    values = _bvh_motion.read_frames(stream, data_start, len(lines) + 1, n_frames, layout.n_channels, decode, path)
+    rotations, root, translations = _bvh_motion.motion_arrays(layout, skeleton.offsets, values)
+    del values  # gone before Motion copies the rotations: the peak memory of a long take
+    return skeleton, Motion(rotations, root, frame_time, translations, layout)
+
+
+def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, float]:
+    """The hierarchy and the MOTION header from the file's first lines (``read_head``'s, which
+    end with the ``Frame Time:`` line unless the file ends first).
+
+    Returns ``(skeleton, layout, n_frames, frame_time)``; the frame lines follow ``lines``."""
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
         raise BVHError("empty file", 1, path)
@@ -406,78 +366,14 @@ def _parse(text: str, path) -> tuple[Skeleton, Motion]:
     frame_time = _number(m.group(1), i + 1, "Frame Time", path)
     if frame_time <= 0:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
-    i += 1
-
-    # frame lines (the count is checked against the file before anything is allocated for it;
-    # without channels the frame lines are blank, but they are still lines)
-    if n_frames > len(lines) - i:
-        found = sum(1 for line in lines[i:] if line.strip())
-        raise BVHError(f"'Frames: {n_frames}' declared but only {found} frame lines found (truncated file?)",
-                       len(lines), path)
-    n_chan = layout.n_channels
-    values = np.empty((n_frames, n_chan))
-    f = n_frames if n_chan == 0 else 0  # no channels: the frame lines are blank
-    for ln in range(i, len(lines)):
-        parts = lines[ln].split()
-        if not parts:
-            continue
-        if f >= n_frames:
-            raise BVHError(f"more frame lines than 'Frames: {n_frames}' declares", ln + 1, path)
-        if len(parts) != n_chan:
-            raise BVHError(f"frame {f + 1} has {len(parts)} values, the hierarchy declares {n_chan} channels",
-                           ln + 1, path)
-        if _NOT_NUMERIC.search(lines[ln]):
-            for k, t in enumerate(parts):
-                _number(t, ln + 1, f"frame {f + 1}, value {k + 1}", path)
-        try:
-            row = np.array(parts, dtype=np.float64)
-        except ValueError:
-            bad = next((k, t) for k, t in enumerate(parts) if not _NUMBER_RE.fullmatch(t))
-            raise BVHError(f"frame {f + 1}, value {bad[0] + 1}: expected a number, got {bad[1]!r}", ln + 1,
-                           path) from None
-        if not (np.abs(row) < MAX_COORDINATE).all():
-            k = int(np.flatnonzero(~(np.abs(row) < MAX_COORDINATE))[0])
-            raise BVHError(f"frame {f + 1}, value {k + 1}: expected a finite number below {MAX_COORDINATE:g}, got "
-                           f"{parts[k]!r}", ln + 1, path)
-        values[f] = row
-        f += 1
-    if f < n_frames:
-        raise BVHError(f"'Frames: {n_frames}' declared but only {f} frame lines found (truncated file?)",
-                       len(lines), path)
-
-    return skeleton, _motion_from_values(skeleton, layout, values, frame_time)
-
-
-def _is_float(token: str) -> bool:
-    try:
-        float(token)
-        return True
-    except ValueError:
-        return False
+    if i + 1 != len(lines):
+        raise RuntimeError(f"BVH reader: the header ends at line {i + 1}, its lines at {len(lines)}")
+    return skeleton, layout, n_frames, frame_time
 
 
 def _motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: np.ndarray, frame_time: float) -> Motion:
-    F = values.shape[0]
-    n = skeleton.n_joints
-    quats = np.zeros((F, n, 4))
-    quats[..., 3] = 1.0
-    cols = _channel_columns(layout)
-    translations = {}
-    root = np.repeat(skeleton.offsets[:1], F, axis=0)
-    for j, chans in enumerate(layout.channels):
-        q = _euler_to_quat(layout, values, j, cols[j])
-        if q is not None:
-            quats[:, j] = q
-        pos = [(k, "XYZ".index(c[0])) for k, c in enumerate(chans) if c.endswith("position")]
-        if pos:
-            t = np.repeat(skeleton.offsets[j:j + 1], F, axis=0)
-            for k, axis in pos:
-                t[:, axis] = values[:, cols[j] + k]
-            if j == 0:
-                root = t
-            else:
-                translations[j] = t
-    return Motion(quats, root, frame_time, translations, layout)
+    rotations, root, translations = _bvh_motion.motion_arrays(layout, skeleton.offsets, values)
+    return Motion(rotations, root, frame_time, translations, layout)
 
 
 def _fmt(x: float, decimals: int) -> str:

@@ -132,16 +132,21 @@ class Motion:
     layout: ChannelLayout | None = None
 
     def __post_init__(self):
-        rot = np.array(self.rotations, dtype=np.float64, copy=True)
+        # this copy becomes the field (read-only at the end): a long take's rotations are hundreds
+        # of MB, so no second copy, and the norms go a block of frames at a time rather than
+        # through temporaries the size of the whole array (the same values either way)
+        rot = np.array(self.rotations, dtype=np.float64, copy=True, order="C")
         if rot.ndim != 3 or rot.shape[2] != 4 or rot.shape[0] < 1:
             raise ValueError(f"rotations must have shape (F, n, 4) with F >= 1, got {rot.shape}")
         if not np.isfinite(rot).all():
             raise ValueError("rotations contain a non-finite value (NaN or inf)")
-        norms = np.linalg.norm(rot, axis=2, keepdims=True)
-        if (norms < 1e-12).any():
-            f, j = np.argwhere(norms[..., 0] < 1e-12)[0]
-            raise ValueError(f"rotations[{f}, {j}] is a zero quaternion")
-        rot /= norms
+        for start in range(0, rot.shape[0], 4096):
+            block = rot[start:start + 4096]
+            norms = np.linalg.norm(block, axis=2, keepdims=True)
+            if (norms < 1e-12).any():
+                f, j = np.argwhere(norms[..., 0] < 1e-12)[0]
+                raise ValueError(f"rotations[{start + f}, {j}] is a zero quaternion")
+            block /= norms
         F = rot.shape[0]
         root = np.asarray(self.root_positions, dtype=np.float64)
         if root.shape != (F, 3):
@@ -169,7 +174,8 @@ class Motion:
                 raise ValueError(f"layout must be a ChannelLayout or None, got {type(self.layout).__name__}")
             if len(self.layout.channels) != n:
                 raise ValueError(f"layout has {len(self.layout.channels)} joints, rotations have {n}")
-        object.__setattr__(self, "rotations", frozen(rot))
+        rot.setflags(write=False)
+        object.__setattr__(self, "rotations", rot)
         object.__setattr__(self, "root_positions", frozen(root))
         object.__setattr__(self, "frame_time", ft)
         object.__setattr__(self, "joint_translations", MappingProxyType(trans))
