@@ -10,7 +10,7 @@ deleted.
 ``clear_stale_caches`` hashes every source file whose functions numba caches and deletes the
 package's cache files (``*.nbi``, ``*.nbc`` in their ``__pycache__`` folders) when the hash differs
 from the one recorded at the last clear. It runs once when ``fabrik.kernels`` is imported and costs
-about a millisecond. Where the folders cannot be written (a read-only install, whose sources do not
+a few milliseconds. Where the folders cannot be written (a read-only install, whose sources do not
 change) it does nothing; numba then caches elsewhere.
 """
 
@@ -24,12 +24,9 @@ STAMP = Path("kernels") / "__pycache__" / "numba-sources.sha256"
 
 
 def cached_sources(package_root: Path) -> list[Path]:
-    """The package's source files with numba-cached functions: the kernels and ``model/motion.py``."""
-    files = sorted((package_root / "kernels").glob("*.py"))
-    motion = package_root / "model" / "motion.py"
-    if motion.exists():
-        files.append(motion)
-    return files
+    """The package's source files with numba-cached functions (any that says ``cache=True``)."""
+    return sorted(path for path in package_root.rglob("*.py")
+                  if "__pycache__" not in path.parts and "cache=True" in path.read_text(encoding="utf-8"))
 
 
 def clear_stale_caches(package_root: Path | None = None) -> bool:
