@@ -8,8 +8,8 @@ from fabrik.kernels._cache_guard import STAMP, clear_stale_caches
 def make_package(root: Path) -> Path:
     (root / "kernels" / "__pycache__").mkdir(parents=True)
     (root / "model" / "__pycache__").mkdir(parents=True)
-    (root / "kernels" / "vec.py").write_text("x = 1\n")
-    (root / "model" / "motion.py").write_text("y = 2\n")
+    (root / "kernels" / "vec.py").write_text("x = 1  # @njit(cache=True)\n")
+    (root / "model" / "motion.py").write_text("y = 2  # @njit(cache=True)\n")
     return root
 
 
@@ -28,12 +28,12 @@ def test_caches_are_cleared_when_a_source_changes_and_kept_otherwise(tmp_path):
     assert not clear_stale_caches(root)  # sources unchanged: the new cache stays
     assert cache_files(root) == ["vec.f-1.py311.nbi"]
 
-    (root / "kernels" / "vec.py").write_text("x = 3\n")  # a helper other kernels inline
+    (root / "kernels" / "vec.py").write_text("x = 3  # @njit(cache=True)\n")  # a helper other kernels inline
     assert clear_stale_caches(root)
     assert cache_files(root) == []
 
     (root / "model" / "__pycache__" / "motion.g-2.py311.1.nbc").write_text("")
-    (root / "model" / "motion.py").write_text("y = 4\n")
+    (root / "model" / "motion.py").write_text("y = 4  # @njit(cache=True)\n")
     assert clear_stale_caches(root)
     assert cache_files(root) == []
 
