@@ -340,8 +340,6 @@ def test_registered_and_solve_uses_it():
     check_pose(skel, sol)
 
 
-@pytest.mark.skipif("fabrik.solvers.skeleton_fabrik_constrained" not in solvers._METHOD_MODULES,
-                    reason="the lead has not yet routed constrained skeletons in fabrik.solve")
 def test_solve_routes_constrained_skeletons():
     skel = y_shape().with_constraints({"fork": Cone.circular(0.3)})
     sol = solvers.solve(skel, targets={"left_tip": [-3.0, 3.0, 0.0]})

@@ -16,21 +16,26 @@ Conventions are in docs/conventions.md (arms: docs/arms.md): units follow the da
 axes, angles in radians in the API, joint 0 is the root.
 """
 
+from fabrik._lazy import lazy_attributes
 from fabrik.model.chain import Chain
-from fabrik.model.skeleton import Skeleton
-from fabrik.solvers import DEFAULT_TOL, STATUSES, Solution, methods, solve
-from fabrik.solvers.result import SequenceSolution
-from fabrik.solvers.sequence import solve_sequence
-from fabrik.io.bvh import BVHError, load_bvh, save_bvh
-from fabrik.model.arm import Arm, forward
-from fabrik.io.urdf import URDFError, load_urdf, save_urdf
-from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.constraints import Cone, Hinge, Twist
-from fabrik import constraints, models
+from fabrik.model.skeleton import Skeleton
 
 __version__ = "0.1.0"
 
+# numba, scipy and the solvers load on first use (``fabrik._lazy``): importing the package stays cheap
+__getattr__, __dir__ = lazy_attributes(globals(), {
+    "solve": "fabrik.solvers.api", "methods": "fabrik.solvers.api", "method": "fabrik.solvers.api",
+    "DEFAULT_TOL": "fabrik.solvers.api", "Solution": "fabrik.solvers.result", "STATUSES": "fabrik.solvers.result",
+    "SequenceSolution": "fabrik.solvers.result", "solve_sequence": "fabrik.solvers.sequence",
+    "BVHError": "fabrik.io.bvh", "load_bvh": "fabrik.io.bvh", "save_bvh": "fabrik.io.bvh",
+    "Arm": "fabrik.model.arm", "forward": "fabrik.model.arm",
+    "URDFError": "fabrik.io.urdf", "load_urdf": "fabrik.io.urdf", "save_urdf": "fabrik.io.urdf",
+    "Motion": "fabrik.model.motion", "rotations_from_positions": "fabrik.model.motion",
+    "constraints": "", "models": "", "mocap": "",
+})
+
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
-           "methods", "load_bvh", "save_bvh", "Arm", "forward", "load_urdf", "save_urdf", "URDFError",
+           "methods", "method", "load_bvh", "save_bvh", "Arm", "forward", "load_urdf", "save_urdf", "URDFError",
            "BVHError", "Motion", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

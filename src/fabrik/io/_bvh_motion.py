@@ -324,6 +324,9 @@ def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_
     lines than ``n_frames`` (blank ones included) is reported as truncated instead, at its last
     line. The values are only stored when the rest of the file can hold ``n_frames`` frame lines
     (2 bytes a value at least), so a huge ``Frames:`` count allocates nothing."""
+    from fabrik.kernels._cache_guard import announce_compile
+
+    announce_compile(_scan_rows, _euler_quats)
     size = stream.seek(0, io.SEEK_END)
     room = size - start
     store = n_frames <= room and (n_chan == 0 or n_frames * 2 * n_chan - 1 <= room)

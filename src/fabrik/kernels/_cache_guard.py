@@ -53,3 +53,26 @@ def clear_stale_caches(package_root: Path | None = None) -> bool:
     except OSError:
         return False  # read-only: nothing of ours to keep in step
     return True
+
+
+_announced = False
+
+
+def announce_compile(*kernels) -> None:
+    """Say once per process, on stderr, that the kernels are compiling, when one of the numba
+    dispatchers ``kernels`` has neither a compiled version in memory nor one cached on disk: the
+    first solve on a new machine can take up to a minute, and should not look like a hang."""
+    global _announced
+    if _announced:
+        return
+    import os
+    import sys
+
+    for kernel in kernels:
+        cache = getattr(kernel, "_cache", None)
+        index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+        if not kernel.overloads and (index is None or not os.path.exists(index)):
+            _announced = True
+            print("fabrik: compiling the numba kernels for this machine (first use only, up to a minute; cached "
+                  "afterwards)", file=sys.stderr, flush=True)
+            return

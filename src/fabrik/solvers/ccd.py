@@ -26,5 +26,5 @@ def solve_ccd_chain(chain, target, rotation, initial, root, tol, max_iter, optio
     return Solution(positions, iterations, error, STATUSES[code], "ccd")
 
 
-add("ccd", "chain", Solver(solve_ccd_chain), limited="ccd-constrained",
+add("ccd", "chain", Solver(solve_ccd_chain, kernels=(ccd_chain,)), limited="ccd-constrained",
     summary="cyclic coordinate descent (Wang & Chen 1991)")

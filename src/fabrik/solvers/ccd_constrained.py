@@ -24,5 +24,5 @@ def solve_ccd_constrained(chain, target, rotation, initial, root, tol, max_iter,
     return build_solution("ccd-constrained", chain, result, frame, oriented)
 
 
-add("ccd-constrained", "chain", Solver(solve_ccd_constrained, LimitOptions()), limits=True, oriented=True,
+add("ccd-constrained", "chain", Solver(solve_ccd_constrained, LimitOptions(), kernels=(ccd_constrained,)), limits=True, oriented=True,
     frames=True, summary="CCD with each turn restricted by the limits")

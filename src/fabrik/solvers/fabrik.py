@@ -17,5 +17,5 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
     return Solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
-add("fabrik", "chain", Solver(solve_fabrik_chain), limited="fabrik-constrained",
+add("fabrik", "chain", Solver(solve_fabrik_chain, kernels=(fabrik_chain,)), limited="fabrik-constrained",
     summary="FABRIK (Aristidou & Lasenby 2011): forward and backward reaching on points")

@@ -162,7 +162,7 @@ def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_it
     return build_solution("fabrik-constrained", chain, result, frame, oriented)
 
 
-add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions()), limits=True, oriented=True,
+add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions(), kernels=(fabrik_constrained,)), limits=True, oriented=True,
     frames=True, summary="FABRIK with joint limits and oriented targets (section 4.3)")
 
 __all__ = ["solve_fabrik_constrained", "prepare", "build_solution", "LimitOptions", "DEFAULT_ORIENTATION_TOL"]

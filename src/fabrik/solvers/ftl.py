@@ -28,4 +28,4 @@ def solve_ftl_chain(chain, target, rotation, initial, root, tol, max_iter, optio
                     extras=MappingProxyType({"max_length_drift": float(drift)}))
 
 
-add("ftl", "chain", Solver(solve_ftl_chain), summary="follow-the-leader with averaging (Brown et al. 2004)")
+add("ftl", "chain", Solver(solve_ftl_chain, kernels=(ftl_chain,)), summary="follow-the-leader with averaging (Brown et al. 2004)")

@@ -42,5 +42,6 @@ def _make(name: str, mode: int):
 
 for _base, _mode in MODES.items():
     for _name, _defaults in ((_base, PAPER[_base]), (_base + "-tuned", TUNED[_base])):
-        add(_name + "-constrained", "chain", Solver(_make(_name + "-constrained", _mode), _defaults, JACOBIAN_MAX_ITER),
+        add(_name + "-constrained", "chain", Solver(_make(_name + "-constrained", _mode), _defaults, JACOBIAN_MAX_ITER,
+                                                             (jacobian_constrained,)),
             limits=True, frames=True, summary="the Jacobian step, then every joint clamped into its limits")

@@ -18,12 +18,14 @@ their inputs:
 * skeleton: ``solve(skeleton, targets {joint: (3,)}, initial (n, 3) or None, root (3,) or None,
   tol, max_iter, options) -> Solution`` (the skeleton solvers check their own inputs).
 
-Each method module registers itself on import with ``add``.
+Each method module registers itself on import with ``add``; the registry imports them all the
+first time it is asked for a method (``loaded``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -41,14 +43,16 @@ class NoOptions:
     """The options of a method that takes none."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Solver:
     """One method on one kind of model: ``solve`` (see the module docstring), its option defaults
-    (a frozen dataclass instance) and its default iteration cap."""
+    (a frozen dataclass instance), its default iteration cap and the compiled kernels it calls
+    (``kernels``: for the first-compile notice, ``fabrik.kernels._cache_guard.announce_compile``)."""
 
     solve: Callable
     defaults: Any = NoOptions()
     max_iter: int = DEFAULT_MAX_ITER
+    kernels: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,25 @@ class Method:
 
 METHODS: dict[str, Method] = {}
 
+#: The modules that register methods, imported on the first lookup.
+METHOD_MODULES = (
+    "fabrik.solvers.fabrik", "fabrik.solvers.ccd", "fabrik.solvers.jacobian", "fabrik.solvers.ftl",
+    "fabrik.solvers.triangulation", "fabrik.solvers.fabrik_constrained", "fabrik.solvers.ccd_constrained",
+    "fabrik.solvers.skeleton_fabrik", "fabrik.solvers.skeleton_fabrik_constrained", "fabrik.solvers.skeleton_methods",
+    "fabrik.solvers.jacobian_constrained", "fabrik.solvers.skeleton_methods_constrained",
+)
+_loaded = False
+
+
+def loaded() -> dict[str, Method]:
+    """``METHODS`` with every method module imported (once)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in METHOD_MODULES:
+            importlib.import_module(module)
+    return METHODS
+
 
 def add(name: str, kind: str | None = None, solver: Solver | None = None, **fields) -> Method:
     """Register (or extend) method ``name``: its ``Solver`` for ``kind`` and any ``Method`` fields."""
@@ -109,13 +132,13 @@ def add(name: str, kind: str | None = None, solver: Solver | None = None, **fiel
 
 def names(kind: str) -> list[str]:
     """The names of the methods solving ``kind``, sorted."""
-    return sorted(name for name, m in METHODS.items() if getattr(m, kind) is not None)
+    return sorted(name for name, m in loaded().items() if getattr(m, kind) is not None)
 
 
 def get(name) -> Method:
     """The method called ``name``; ValueError listing the methods when there is none."""
     try:
-        return METHODS[name]
+        return loaded()[name]
     except (KeyError, TypeError):  # TypeError: an unhashable name such as a list
         raise ValueError(f"unknown method {name!r}; methods are: {', '.join(sorted(METHODS))}") from None
 
@@ -124,7 +147,7 @@ def route(name, kind: str, *, limited: bool = False, oriented: bool = False) -> 
     """The method that solves a ``kind`` model when ``name`` is asked for: the method itself, or
     the one it hands limited models and oriented targets to (``Method.limited``). ValueError when
     the name is unknown for the kind or nothing can take the limits or the orientation."""
-    method = METHODS.get(name) if isinstance(name, str) else None
+    method = loaded().get(name) if isinstance(name, str) else None
     if method is None or getattr(method, kind) is None:
         raise ValueError(f"unknown method {name!r} for a {kind}; methods are: {', '.join(names(kind))}")
     if (limited and not method.limits) or (oriented and not method.oriented):
@@ -151,7 +174,7 @@ def limited_variant(name: str, kind: str) -> str | None:
 
 def unlimited_variant(name: str) -> str:
     """The method that hands limited models to ``name`` (``name`` itself when there is none)."""
-    for other in METHODS.values():
+    for other in loaded().values():
         if other.limited == name:
             return other.name
     return name

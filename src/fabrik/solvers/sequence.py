@@ -17,7 +17,9 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, as_points
-from fabrik.solvers import DEFAULT_TOL, registry, solve
+from fabrik.kernels._cache_guard import announce_compile
+from fabrik.solvers import registry
+from fabrik.solvers.api import DEFAULT_TOL, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
 from fabrik.model.rig import rig, rigid_mode
 from fabrik.solvers.skeleton_fabrik import target_arrays
@@ -78,6 +80,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     if swing_limbs:
         options["swing_limbs"] = swing_limbs
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+    announce_compile(*chosen.skeleton.kernels)
     if chosen.sequence is not None:
         opts = chosen.options("skeleton", options)
         cap = chosen.skeleton.max_iter if max_iter is None else max_iter

@@ -236,7 +236,7 @@ def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, 
                                    options.swing_limbs, progress)
 
 
-add("fabrik", "skeleton", Solver(solve_fabrik_skeleton, TrackingOptions()), sequence=_sequence)
+add("fabrik", "skeleton", Solver(solve_fabrik_skeleton, TrackingOptions(), kernels=(fabrik_tree,)), sequence=_sequence)
 
 
 def _solve(skeleton, arrays: Rig, idx, pos, initial, root, root_from_target: bool, tol: float,

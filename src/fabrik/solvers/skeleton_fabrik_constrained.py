@@ -354,7 +354,7 @@ def _frame_solver(skeleton, indices, tol, max_iter, options):
     return one
 
 
-add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions()), frame=_frame_solver,
+add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions(), kernels=(fabrik_tree,)), frame=_frame_solver,
     limits=True, frames=True)
 
 __all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]

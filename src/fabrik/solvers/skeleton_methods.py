@@ -77,8 +77,8 @@ def _jacobian(method):
     return solve_jacobian_skeleton
 
 
-add("ccd", "skeleton", Solver(solve_ccd_skeleton))
+add("ccd", "skeleton", Solver(solve_ccd_skeleton, kernels=(ccd_skeleton,)))
 for _method in CODES:
-    add(_method, "skeleton", Solver(_jacobian(_method), PAPER[_method], JACOBIAN_MAX_ITER))
+    add(_method, "skeleton", Solver(_jacobian(_method), PAPER[_method], JACOBIAN_MAX_ITER, (jacobian_skeleton,)))
 
 __all__ = ["solve_ccd_skeleton", "skeleton_settings", "CODES"]

@@ -116,11 +116,11 @@ def _make(name, code):
 
 
 _ccd, _ccd_frames = _make("ccd-constrained", None)
-add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions()), frame=_ccd_frames, limits=True, frames=True)
+add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions(), kernels=(ccd_skeleton_constrained,)), frame=_ccd_frames, limits=True, frames=True)
 for _base, _code in CODES.items():
     _fn, _frames_fn = _make(_base + "-constrained", _code)
     _defaults = TransposeFrameOptions() if _base == "jacobian-transpose" else DampedFrameOptions()
-    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER), frame=_frames_fn, limits=True,
+    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER, (jacobian_skeleton_constrained,)), frame=_frames_fn, limits=True,
         frames=True)
     add(_base, limited=_base + "-constrained")
 add("ccd", limited="ccd-constrained")

@@ -26,5 +26,5 @@ def solve_triangulation_chain(chain, target, rotation, initial, root, tol, max_i
     return Solution(positions, iterations, error, STATUSES[code], "triangulation")
 
 
-add("triangulation", "chain", Solver(solve_triangulation_chain),
+add("triangulation", "chain", Solver(solve_triangulation_chain, kernels=(triangulation_chain,)),
     summary="triangulation by the cosine rule (Muller-Cajar & Mukundan 2007)")

@@ -1,0 +1,145 @@
+"""``fabrik.solve``: one entry point for every method and model (``fabrik.solvers.registry``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fabrik._validation import as_point, as_points, check_max_iter, check_tol
+from fabrik.model.chain import Chain
+from fabrik.solvers._embed import from3d, to3d_point, to3d_points
+from fabrik.kernels._cache_guard import announce_compile
+from fabrik.solvers import registry
+from fabrik.solvers.result import STATUSES, Solution
+
+DEFAULT_TOL = 1e-3
+
+
+def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=None, root=None,
+          tol: float = DEFAULT_TOL, max_iter: int | None = None, **options) -> Solution:
+    """Solve inverse kinematics for a chain or a skeleton.
+
+    Args:
+        model: a ``fabrik.Chain`` or ``fabrik.Skeleton``.
+        target: for a chain, the end effector's goal, shape (d,) in the chain's units; or a pair
+            ``(xyz, rotation)`` for an oriented target (needs joint limits support, see docs).
+        targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains);
+            keys may also be joint indices.
+        method: ``"fabrik"`` (default) or a comparison method; ``fabrik.methods()`` lists them.
+        initial: (n, d) start pose, root first; default the model's rest pose. Never mutated.
+        root: (d,) where the root must be; default ``initial[0]`` (a fixed root). Giving it moves
+            the root (the paper's moving-root case).
+        tol: absolute tolerance on the effector-to-target distance, in the model's units (>= 0).
+            The loop also stops when it makes no progress (the effector moves less than ``tol``
+            in an iteration and the error has stopped falling; docs/conventions.md, "Solves",
+            gives the full rule and what each ``status`` means).
+        max_iter: iteration cap (>= 0); default depends on the method.
+        **options: method-specific parameters (see each method's documentation). Skeleton
+            FABRIK takes ``swing_limbs`` and ``rigid_sub_bases`` (tracking a body from frame to
+            frame: ``fabrik.solvers.skeleton_fabrik.solve_fabrik_skeleton``); the constrained
+            skeleton methods ``initial_frames``, ``root_rotation`` (and ``fabrik-constrained``
+            ``swing_limbs``); the Jacobian methods their settings (``damping``, in model units,
+            default 1.1 as in the paper: heavy for a model in metres, ``max_error_step``, ...).
+            An option the method does not take is a ValueError naming the ones it does.
+
+    Returns:
+        A ``Solution``; its ``positions`` never contain NaN.
+
+    Raises:
+        ValueError: bad shapes, non-finite numbers, negative ``tol`` or ``max_iter``, unknown
+            method or joint names.
+    """
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a method name (a str; fabrik.methods() lists them), got {method!r}")
+    if type(tol) is not float or not 0.0 <= tol < math.inf:
+        tol = check_tol(tol)
+    if max_iter is not None:
+        max_iter = check_max_iter(max_iter)
+    if type(model) is Chain or isinstance(model, Chain):
+        if targets is not None:
+            raise ValueError("a chain takes one `target`; `targets` is for skeletons")
+        if target is None:
+            raise ValueError("target is required for a chain")
+        dim = model._dim
+        rotation = None
+        if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
+            rotation = _target_rotation(target[1], dim)
+            target = target[0]
+        target = as_point(target, "target", dim)
+        if initial is None:
+            initial = model._kernel_rest
+            default_root = model._kernel_root
+        else:
+            initial = as_points(initial, "initial", dim=dim)
+            if initial.shape[0] != model.n_joints:
+                raise ValueError(f"initial must have {model.n_joints} joints to match the chain, got {initial.shape[0]}")
+            initial = to3d_points(initial)
+            default_root = initial[0]
+        root = default_root if root is None else to3d_point(as_point(root, "root", dim))
+        chosen = registry.route(method, "chain", limited=bool(model.constraints), oriented=rotation is not None)
+        solver = chosen.chain
+        if solver not in _CHECKED:
+            _first_use(solver)
+        opts = chosen.options("chain", options)
+        cap = solver.max_iter if max_iter is None else max_iter
+        if dim == 3:
+            return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
+        sol = solver.solve(model, to3d_point(target), rotation, initial, root, tol, cap, opts)
+        return sol._replace(positions=from3d(sol.positions, 2))
+    from fabrik.model.skeleton import Skeleton
+
+    if isinstance(model, Skeleton):
+        if target is not None:
+            raise ValueError("a skeleton takes `targets={joint_name: xyz}`, not `target`")
+        if not targets:
+            raise ValueError("targets is required for a skeleton: {joint_name: xyz, ...}")
+        chosen = registry.route(method, "skeleton", limited=bool(model.constraints))
+        solver = chosen.skeleton
+        if solver not in _CHECKED:
+            _first_use(solver)
+        opts = chosen.options("skeleton", options)
+        return solver.solve(model, targets, initial, root, tol, solver.max_iter if max_iter is None else max_iter,
+                            opts)
+    raise ValueError(f"model must be a fabrik.Chain or fabrik.Skeleton, got {type(model).__name__}")
+
+
+#: The solvers already checked for a first compile in this process.
+_CHECKED: set = set()
+
+
+def _first_use(solver) -> None:
+    _CHECKED.add(solver)
+    announce_compile(*solver.kernels)
+
+
+def _target_rotation(rotation, dim: int) -> np.ndarray:
+    """An oriented target's rotation as a (3, 3) matrix (ValueError for None or a non-rotation; a
+    2D chain's must turn about z only)."""
+    from fabrik.model.constraints import as_rotation_matrix
+
+    if rotation is None:
+        raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
+                         "for a position target")
+    matrix = as_rotation_matrix(rotation, "target rotation")
+    if dim == 2 and abs(matrix[2, 2] - 1.0) > 1e-9:  # a half turn about x or y has -1
+        raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
+    return matrix
+
+
+def methods(kind: str = "chain") -> list[str]:
+    """Names of the methods that solve ``"chain"`` or ``"skeleton"`` models (``fabrik.method(name)``
+    says what each one takes)."""
+    if kind not in registry.KINDS:
+        raise ValueError(f"kind must be 'chain' or 'skeleton', got {kind!r}")
+    return registry.names(kind)
+
+
+def method(name: str) -> registry.Method:
+    """The ``Method`` called ``name``: the model kinds it solves (``kinds``), whether it applies joint
+    limits (``limits``) and takes oriented chain targets (``oriented``), its option defaults per
+    kind (``chain.defaults``, ``skeleton.defaults``) and iteration caps (``.max_iter``)."""
+    return registry.get(name)
+
+
+__all__ = ["solve", "methods", "method", "Solution", "STATUSES", "DEFAULT_TOL"]

@@ -1,0 +1,37 @@
+"""The package itself: importing it stays cheap, and the first compile is announced once."""
+
+import subprocess
+import sys
+
+
+def run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+
+
+def test_import_loads_neither_numba_nor_scipy_nor_matplotlib():
+    out = run("import sys, fabrik; fabrik.Chain.straight(3); "
+              "print(sorted(m for m in ('numba', 'scipy', 'matplotlib', 'tqdm') if m in sys.modules))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_lazy_names_resolve():
+    out = run("import fabrik; print(fabrik.solve.__name__, fabrik.Motion.__name__, fabrik.models.humanoid().n_joints, "
+              "len(fabrik.methods('skeleton')) > 5)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["solve", "Motion", "13", "True"]
+    out = run("import fabrik; fabrik.nope")
+    assert "has no attribute 'nope'" in out.stderr
+
+
+def test_compile_notice_appears_once_when_a_kernel_is_not_cached(tmp_path):
+    # numba's cache lives beside the sources; a fresh NUMBA_CACHE_DIR cannot redirect an
+    # installed package's existing cache, so a kernel with no compiled version is faked instead
+    code = ("import sys, fabrik\n"
+            "from fabrik.kernels._cache_guard import announce_compile\n"
+            "class Fresh:\n    overloads = {}\n    _cache = None\n"
+            "announce_compile(Fresh()); announce_compile(Fresh())\n"
+            "fabrik.solve(fabrik.Chain.straight(3), [1.0, 1.0, 0.0])\n")
+    out = run(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("fabrik: compiling the numba kernels") == 1
