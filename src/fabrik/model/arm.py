@@ -163,6 +163,8 @@ class Arm:
             object.__setattr__(self, field_name, frozen(value))
         # Writable private copies for the kernels (numba compiles read-only arrays as another type).
         object.__setattr__(self, "_kernel", (np.array(axes), np.array(origins), np.array(tip)))
+        object.__setattr__(self, "_kernel_lower", np.array(lower))
+        object.__setattr__(self, "_kernel_upper", np.array(upper))
         # The distance between rows k and k + 1 of forward() is the length of the translation of
         # origins[k + 1] (tip for the last row), whatever q is.
         offsets = np.concatenate([origins[1:, :3, 3], tip[None, :3, 3]])

@@ -295,10 +295,21 @@ def frames_to_rotations(frames):
     return Rotation.from_matrix(np.asarray(frames, float))
 
 
+_EYE3 = np.eye(3)
+
+
 def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
     """A (3, 3) float64 rotation matrix from a scipy Rotation, an (x, y, z, w) quaternion or a matrix."""
     from scipy.spatial.transform import Rotation
 
+    if type(value) is np.ndarray and value.shape == (3, 3) and value.dtype == np.float64:
+        # the common case, cheaply: a float64 matrix that is a rotation to rounding
+        (a, b, c), (d, e, f), (g, h, i) = value.tolist()
+        det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+        off = max(abs(a * a + b * b + c * c - 1.0), abs(d * d + e * e + f * f - 1.0), abs(g * g + h * h + i * i - 1.0),
+                  abs(a * d + b * e + c * f), abs(a * g + b * h + c * i), abs(d * g + e * h + f * i))
+        if off <= 1e-12 and det > 0.0:
+            return np.array(value, order="C")
     if isinstance(value, Rotation):
         if not value.single:
             raise ValueError(f"{name} must be a single rotation, got a stack of {len(value)}")
@@ -315,9 +326,16 @@ def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
             raise ValueError(f"{name}: the quaternion must be non-zero")
         return np.ascontiguousarray(Rotation.from_quat(arr).as_matrix())
     if arr.shape == (3, 3):
-        if np.abs(arr @ arr.T - np.eye(3)).max() > 1e-6 or np.linalg.det(arr) < 0:
+        off = float(np.abs(arr @ arr.T - _EYE3).max())
+        det = float(arr[0, 0] * (arr[1, 1] * arr[2, 2] - arr[1, 2] * arr[2, 1])
+                    - arr[0, 1] * (arr[1, 0] * arr[2, 2] - arr[1, 2] * arr[2, 0])
+                    + arr[0, 2] * (arr[1, 0] * arr[2, 1] - arr[1, 1] * arr[2, 0]))
+        if off > 1e-6 or det < 0:
             raise ValueError(f"{name}: the (3, 3) matrix must be a rotation (orthonormal, det +1)")
-        return np.ascontiguousarray(Rotation.from_matrix(arr).as_matrix())
+        if off <= 1e-12:
+            return np.array(arr, dtype=np.float64, order="C")
+        u, _, vt = np.linalg.svd(arr)  # the nearest rotation
+        return np.ascontiguousarray(u @ vt)
     raise ValueError(f"{name} must be a scipy Rotation, a (4,) quaternion (x, y, z, w) or a (3, 3) matrix, "
                      f"got shape {arr.shape}")
 

@@ -101,7 +101,40 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         opts = chosen.options("skeleton", options)
         return solver.solve(model, targets, initial, root, tol, solver.max_iter if max_iter is None else max_iter,
                             opts)
-    raise ValueError(f"model must be a fabrik.Chain or fabrik.Skeleton, got {type(model).__name__}")
+    from fabrik.model.arm import Arm
+
+    if isinstance(model, Arm):
+        return _solve_arm(model, target, targets, method, initial, root, tol, max_iter, options)
+    raise ValueError(f"model must be a fabrik.Chain, fabrik.Skeleton or fabrik.Arm, got {type(model).__name__}")
+
+
+def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, options) -> Solution:
+    """``solve`` for an ``Arm``: a tip target (xyz or (xyz, rotation)), joint angles in and out."""
+    from fabrik.model.arm import check_angles
+
+    if targets is not None:
+        raise ValueError("an arm takes one `target` (the tip's xyz, or (xyz, rotation)); `targets` is for skeletons")
+    if target is None:
+        raise ValueError("target is required for an arm: the tip's xyz, or (xyz, rotation)")
+    if root is not None:
+        raise ValueError("an arm's base is fixed; root is not used (express the target in the base frame)")
+    rotation = None
+    if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
+        rotation = _target_rotation(target[1], 3)
+        target = target[0]
+    target = as_point(target, "target", 3)
+    if initial is not None:
+        initial = check_angles(initial, arm.n_joints)
+        if initial.ndim != 1:
+            raise ValueError(f"initial must be one pose of joint angles, shape ({arm.n_joints},), got {initial.shape}")
+        if not initial.flags.writeable:
+            initial = initial.copy()
+    chosen = registry.route(method, "arm")
+    solver = chosen.arm
+    if solver not in _CHECKED:
+        _first_use(solver)
+    opts = chosen.options("arm", options)
+    return solver.solve(arm, target, rotation, initial, tol, solver.max_iter if max_iter is None else max_iter, opts)
 
 
 #: The solvers already checked for a first compile in this process.
@@ -128,10 +161,10 @@ def _target_rotation(rotation, dim: int) -> np.ndarray:
 
 
 def methods(kind: str = "chain") -> list[str]:
-    """Names of the methods that solve ``"chain"`` or ``"skeleton"`` models (``fabrik.method(name)``
-    says what each one takes)."""
+    """Names of the methods that solve ``"chain"``, ``"skeleton"`` or ``"arm"`` models
+    (``fabrik.method(name)`` says what each one takes)."""
     if kind not in registry.KINDS:
-        raise ValueError(f"kind must be 'chain' or 'skeleton', got {kind!r}")
+        raise ValueError(f"kind must be one of {', '.join(registry.KINDS)}, got {kind!r}")
     return registry.names(kind)
 
 

@@ -1,7 +1,7 @@
 """The methods behind ``fabrik.solve``: each one a ``Method`` object, found by name and routed by
 what it can do, never by the spelling of its name.
 
-A ``Method`` carries, per model kind it solves (``"chain"``, ``"skeleton"``), a ``Solver``: the
+A ``Method`` carries, per model kind it solves (``"chain"``, ``"skeleton"``, ``"arm"``), a ``Solver``: the
 function, its options (a frozen dataclass instance holding the defaults) and its default
 iteration cap. It also says whether it applies joint limits (``limits``), takes oriented chain
 targets (``oriented``), which method takes over for it on a model with limits or an oriented
@@ -16,7 +16,9 @@ their inputs:
 * chain: ``solve(chain, target (3,), rotation (3, 3) or None, initial (n, 3), root (3,), tol,
   max_iter, options) -> Solution``;
 * skeleton: ``solve(skeleton, targets {joint: (3,)}, initial (n, 3) or None, root (3,) or None,
-  tol, max_iter, options) -> Solution`` (the skeleton solvers check their own inputs).
+  tol, max_iter, options) -> Solution`` (the skeleton solvers check their own inputs);
+* arm: ``solve(arm, target (3,), rotation (3, 3) or None, initial (m,) joint angles or None, tol,
+  max_iter, options) -> Solution`` (with ``joint_angles``).
 
 Each method module registers itself on import with ``add``; the registry imports them all the
 first time it is asked for a method (``loaded``).
@@ -29,7 +31,7 @@ import importlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-KINDS = ("chain", "skeleton")
+KINDS = ("chain", "skeleton", "arm")
 
 #: The iteration cap of most methods (one iteration: one FABRIK forward and backward stage, one
 #: CCD sweep, one Jacobian step).
@@ -63,6 +65,7 @@ class Method:
     summary: str = ""
     chain: Solver | None = None
     skeleton: Solver | None = None
+    arm: Solver | None = None
     limits: bool = False
     oriented: bool = False
     limited: str | None = None
@@ -103,7 +106,7 @@ METHOD_MODULES = (
     "fabrik.solvers.fabrik", "fabrik.solvers.ccd", "fabrik.solvers.jacobian", "fabrik.solvers.ftl",
     "fabrik.solvers.triangulation", "fabrik.solvers.fabrik_constrained", "fabrik.solvers.ccd_constrained",
     "fabrik.solvers.skeleton_fabrik", "fabrik.solvers.skeleton_fabrik_constrained", "fabrik.solvers.skeleton_methods",
-    "fabrik.solvers.jacobian_constrained", "fabrik.solvers.skeleton_methods_constrained",
+    "fabrik.solvers.jacobian_constrained", "fabrik.solvers.skeleton_methods_constrained", "fabrik.solvers.arm",
 )
 _loaded = False
 

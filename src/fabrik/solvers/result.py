@@ -32,6 +32,8 @@ class Solution(NamedTuple):
         effector_errors: for skeletons, joint name -> distance to its target; else None.
         extras: method-specific read-only information, e.g. ``max_length_drift`` (FTL) or
             joint frames and active limits (constrained solves).
+        joint_angles: for an ``Arm``, the solved pose in the model's own coordinates: (m,) joint
+            angles in radians (``fabrik.forward(arm, joint_angles)`` gives ``positions``); else None.
     """
 
     positions: np.ndarray
@@ -41,6 +43,7 @@ class Solution(NamedTuple):
     method: str = "fabrik"
     effector_errors: Mapping[str, float] | None = None
     extras: Mapping[str, Any] = _EMPTY
+    joint_angles: np.ndarray | None = None
 
     @property
     def reached(self) -> bool:
