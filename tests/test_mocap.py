@@ -58,6 +58,9 @@ def test_limits_give_the_limited_method_and_hold():
     assert limit_violations(skel.with_constraints(limits), rec.positions, rec.frames).max() < 1e-9
     with pytest.raises(ValueError, match="applies joint limits.*give constraints"):
         reconstruct_take(skel, motion, method="fabrik-constrained")
+    # on recorded positions a method with limits solves the skeleton as given, as solve_sequence does
+    free = reconstruct_positions(skel, motion.world_positions(skel), method="fabrik-constrained")
+    assert free.method == "fabrik-constrained" and free.frames.shape == (12, skel.n_joints, 3, 3)
 
 
 def test_round_trip_through_bvh(tmp_path):

@@ -143,29 +143,26 @@ def reconstruct_positions(skeleton: Skeleton, positions, *, effectors: Sequence[
 
     Raises:
         ValueError: a bad skeleton, positions of the wrong shape or not finite, unknown or
-            repeated effectors, the root as an effector, nothing left to estimate, an unknown
-            method or one that needs joint limits the skeleton lacks, a bad ``tol``, or an
-            option the method does not take.
+            repeated effectors, the root as an effector, no effector, an unknown method, a bad
+            ``tol``, or an option the method does not take.
     """
     truth = check_positions(skeleton, positions)
     eff = effector_indices(skeleton, effectors)
     tol = _check_tol(tol, skeleton)
-    _check_method(method, skeleton)
+    _check_method(method)
     solution, seconds = _solve(skeleton, truth, eff, method, tol, max_iter, rigid_sub_bases, swing_limbs, progress,
                                options)
     return Reconstruction(solution.positions, np.arange(skeleton.n_joints), solution,
                           tuple(skeleton.names[j] for j in eff), tol, seconds)
 
 
-def _check_method(method, skeleton: Skeleton) -> None:
+def _check_method(method) -> None:
+    """ValueError naming the skeleton methods unless ``method`` is one."""
     from fabrik.solvers import methods
 
     have = methods("skeleton")
     if not isinstance(method, str) or method not in have:
         raise ValueError(f"unknown skeleton method {method!r}; methods are: {', '.join(have)}")
-    if registry.get(method).limits and not skeleton.constraints:
-        raise ValueError(f"method {method!r} applies joint limits and the skeleton has none: give constraints "
-                         "('humanoid', a constraints JSON file or a mapping)")
 
 
 def reconstruct_take(skeleton: Skeleton, motion, *, effectors: Sequence[str | int] | None = None,
@@ -197,11 +194,15 @@ def reconstruct_take(skeleton: Skeleton, motion, *, effectors: Sequence[str | in
         ``fabrik.mocap.save_take`` writes it as BVH.
 
     Raises:
-        ValueError: as ``prepare_take``, ``resolve_constraints`` and ``reconstruct_positions``
-            (an effector index outside the solved joints named as such).
+        ValueError: as ``prepare_take``, ``resolve_constraints`` and ``reconstruct_positions``;
+            a method with limits without ``constraints``; an effector outside the solved joints.
     """
     take = prepare_take(skeleton, motion)
     body = take.body
+    _check_method(method)
+    if constraints is None and registry.get(method).limits and not body.constraints:
+        raise ValueError(f"method {method!r} applies joint limits and the take has none: give constraints "
+                         "('humanoid', a constraints JSON file or a mapping)")
     unplaced: tuple[str, ...] = ()
     if constraints is not None:
         limits, missed = resolve_constraints(body, constraints)
