@@ -8,11 +8,11 @@ import pytest
 import fabrik
 import fabrik.mocap as mocap
 from fabrik.constraints import limit_violations
-from fabrik.experiments.sample_motion import sample_walk
 from fabrik.mocap import (Take, motion_from_positions, prepare_take, reconstruct_positions, reconstruct_take,
                           save_take)
 from fabrik.model.motion import ChannelLayout, Motion
 from fabrik.model.skeleton import Skeleton
+from fabrik_experiments.sample_motion import sample_walk
 
 
 def test_everything_in_all_imports():
