@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fabrik.constraints import Hinge
-from fabrik.mocap import coincident_groups, default_effectors, evaluated_joints, motion_from_positions, parse_frames
 from fabrik.io.bvh import load_bvh, save_bvh
+from fabrik.mocap import coincident_groups, default_effectors, evaluated_joints, motion_from_positions, parse_frames
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import methods
 from fabrik_experiments.reconstruction import reconstruct, reconstruct_file
@@ -455,6 +456,20 @@ def test_rows_that_miss_their_effectors_in_many_frames_get_a_note():
     assert "note: fabrik reached its effectors in 40% of the frames" in table and "0.005 of the height" in table
     assert "note: ccd" not in table
     assert "note: jacobian-dls left its effectors" in table
+
+
+def test_a_written_file_off_its_poses_names_the_rows_that_hold_groups_rigid():
+    from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
+
+    rows = tuple(MethodResult(m, 1.0, 1.0, 2.0, 0.01, 0.01, 0.02, 0.0, 0.0, 0.0, 5.0, 1000.0, 1.0, np.zeros((1, 2, 3)))
+                 for m in ("fabrik", "ccd", "fabrik-constrained"))
+    report = ReconstructionReport(100.0, 10, ("a",), ("b",), 0.1, None, rows, out_max_error=1.0)
+    for method in ("ccd", "fabrik-constrained"):
+        table = replace(report, out_method=method).table()
+        assert f"from the {method} row's poses" in table and "only the fabrik row holds" in table
+    table = replace(report, out_method="fabrik").table()
+    assert "only the fabrik row" not in table and "--rigid-sub-bases auto" in table
+    assert "fabrik held them rigid" in replace(report, out_method="fabrik", rigid_centres=("Hips",)).table()
 
 
 def test_rigid_sub_bases_take_the_command_line_names():

@@ -165,7 +165,7 @@ class ReconstructionReport:
             note = (f"note: the written BVH is up to {self.out_max_error:.4g} units ({self.out_max_error / h:.2g} of "
                     f"the height) from the {self.out_method} row's poses: BVH turns all children of a joint together, "
                     f"and {self.out_method} moved some of them apart (a pelvis or chest with bones to several children)")
-            if self.out_method != "fabrik":
+            if not registry.takes_option(self.out_method, "skeleton", "rigid_sub_bases"):
                 note += "; only the fabrik row holds such joints rigid (--out-method fabrik)"
             elif not self.rigid_centres:
                 note += "; --rigid-sub-bases auto (the default) or all holds them rigid"
