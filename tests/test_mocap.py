@@ -158,3 +158,7 @@ def test_takes_that_cannot_be_solved_say_why():
         reconstruct_positions(skel, np.zeros((4, 3, 3)))
     with pytest.raises(ValueError, match="non-finite"):
         reconstruct_positions(skel, np.full((2, 26, 3), np.nan))
+    with pytest.raises(ValueError, match="skeleton must be a fabrik.Skeleton"):
+        mocap.default_effectors("Hips")
+    with pytest.raises(ValueError, match="effector index 26 out of range"):
+        mocap.evaluated_joints(skel, [26])

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from fabrik.mocap.takes import (Take, check_positions, effector_indices, prepare_take, resolve_constraints)
+from fabrik.model.motion import Motion
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import registry
 from fabrik.solvers.result import SequenceSolution
@@ -165,7 +166,7 @@ def _check_method(method) -> None:
         raise ValueError(f"unknown skeleton method {method!r}; methods are: {', '.join(have)}")
 
 
-def reconstruct_take(skeleton: Skeleton, motion, *, effectors: Sequence[str | int] | None = None,
+def reconstruct_take(skeleton: Skeleton, motion: Motion, *, effectors: Sequence[str | int] | None = None,
                      method: str = "fabrik", constraints=None, tol: float | None = None, max_iter: int | None = None,
                      rigid_sub_bases: bool | str = "auto", swing_limbs: bool = True, progress: bool = False,
                      **options) -> Reconstruction:

@@ -50,6 +50,7 @@ def _check_skeleton(skeleton) -> None:
 def default_effectors(skeleton: Skeleton) -> list[int]:
     """Joint indices of the default end effectors, in skeleton order: every leaf, a zero-length
     leaf replaced by its nearest ancestor at a distinct position, never the root (module notes)."""
+    _check_skeleton(skeleton)
     lengths = skeleton.bone_lengths
     eps = _zero_tol(skeleton)
     chosen = set()
@@ -65,6 +66,7 @@ def default_effectors(skeleton: Skeleton) -> list[int]:
 def coincident_groups(skeleton: Skeleton) -> np.ndarray:
     """(n,) int: for each joint, the top joint of its group of joints joined by zero-length bones
     (a joint on a bone of length above ``ZERO_BONE`` x the skeleton's size is its own top)."""
+    _check_skeleton(skeleton)
     lengths = skeleton.bone_lengths
     eps = _zero_tol(skeleton)
     top = np.arange(skeleton.n_joints)
@@ -76,8 +78,12 @@ def coincident_groups(skeleton: Skeleton) -> np.ndarray:
 
 def evaluated_joints(skeleton: Skeleton, effectors: Sequence[int]) -> list[int]:
     """The inner joints a reconstruction estimates, sorted: one per coincident group (its top
-    joint), the groups holding the root or one of ``effectors`` (joint indices) left out."""
+    joint), the groups holding the root or one of ``effectors`` (joint indices) left out.
+    ValueError for an index out of range."""
     top = coincident_groups(skeleton)
+    bad = [int(e) for e in effectors if not 0 <= int(e) < skeleton.n_joints]
+    if bad:
+        raise ValueError(f"effector index {bad[0]} out of range 0..{skeleton.n_joints - 1}")
     known = {int(top[0])} | {int(top[e]) for e in effectors}
     return sorted({int(t) for t in top} - known)
 
@@ -177,6 +183,7 @@ class Take:
 
     @property
     def n_frames(self) -> int:
+        """F, the number of frames."""
         return int(self.positions.shape[0])
 
     @property
