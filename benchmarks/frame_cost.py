@@ -28,8 +28,8 @@ import timeit
 import numpy as np
 
 import fabrik
-from fabrik.experiments.reconstruct import DEFAULT_REL_TOL, default_effectors
 from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.mocap import DEFAULT_REL_TOL, default_effectors
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
 from fabrik.solvers.skeleton_fabrik import array_inputs, solve_skeleton_arrays, solve_skeleton_sequence
 

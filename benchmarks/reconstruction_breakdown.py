@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 import fabrik
-from fabrik.experiments.reconstruct import reconstruct
+from fabrik_experiments.reconstruction import reconstruct
 
 METHODS = ("fabrik", "jacobian-dls")
 

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import fabrik
-from fabrik.experiments.reconstruct import reconstruct, reconstruction_motion
-from fabrik.experiments.sample_motion import sample_walk
+from fabrik.mocap import motion_from_positions
+from fabrik_experiments.reconstruction import reconstruct
+from fabrik_experiments.sample_motion import sample_walk
 
 
 def main() -> None:
@@ -30,7 +31,7 @@ def main() -> None:
     print(report.table())
     out = Path(args[1]) if len(args) > 1 else Path("fabrik-out") / "reconstruction.bvh"
     out.parent.mkdir(parents=True, exist_ok=True)
-    fabrik.save_bvh(out, skeleton, reconstruction_motion(skeleton, motion, report.result("fabrik").positions))
+    fabrik.save_bvh(out, skeleton, motion_from_positions(skeleton, motion, report.result("fabrik").positions))
     print("wrote", out)
 
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from fabrik.experiments.sample_motion import sample_walk
 from fabrik.io.bvh import BVHError, load_bvh, loads_bvh, save_bvh
 from fabrik.model.motion import ChannelLayout, Motion
 from fabrik.model.skeleton import Skeleton
+from fabrik_experiments.sample_motion import sample_walk
 
 MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 MOCAP_FILES = sorted(MOCAP.glob("*.bvh")) if MOCAP.is_dir() else []

@@ -126,7 +126,7 @@ def test_moving_root_is_honoured(case, data):
 
 
 def test_table1_chain_reaches_targets_in_the_papers_range_of_iterations():
-    from fabrik.experiments.table1 import benchmark_chain, make_targets
+    from fabrik_experiments.table1 import benchmark_chain, make_targets
 
     chain = benchmark_chain()
     targets = make_targets(chain, 300, seed=3)["reachable"]

@@ -74,8 +74,8 @@ def test_python_dash_m_fabrik_runs_the_cli():
 def test_unwritable_outputs_fail_before_any_solving(tmp_path, capsys, monkeypatch):
     """A --json or --out that cannot be written is refused at once, naming the option (it used to
     fail only after the whole run)."""
-    import fabrik.experiments.reconstruct as rec
-    import fabrik.experiments.table1 as table1
+    import fabrik_experiments.reconstruction as rec
+    import fabrik_experiments.table1 as table1
 
     def never(*args, **kwargs):
         raise AssertionError("solved before checking its outputs")

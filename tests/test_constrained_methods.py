@@ -178,7 +178,7 @@ needs_mocap = pytest.mark.skipif(not (MOCAP / "cmu_131_01.bvh").is_file(),
 
 @needs_mocap
 def test_reconstruct_adds_every_constrained_variant():
-    from fabrik.experiments.reconstruct import reconstruct_file
+    from fabrik_experiments.reconstruction import reconstruct_file
 
     report, _, _ = reconstruct_file(MOCAP / "cmu_131_01.bvh", frames="0:30", constraints="humanoid",
                                     methods=["fabrik", "ccd", "jacobian-dls"])

@@ -316,7 +316,7 @@ def test_arm_with_hinge_elbow(oriented):
 
 
 def test_constrained_benchmark_rows():
-    from fabrik.experiments.constrained import run_constrained_bench
+    from fabrik_experiments.constrained import run_constrained_bench
 
     rows = run_constrained_bench(n_targets=6, repeats=1)
     assert [r["method"] for r in rows] == ["fabrik-constrained", "ccd-constrained"]

@@ -14,7 +14,7 @@ def test_example_runs(name, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out.bvh"
     args = []
     if name == "03_motion_capture.py":
-        from fabrik.experiments.sample_motion import sample_walk
+        from fabrik_experiments.sample_motion import sample_walk
         import fabrik
 
         skeleton, motion = sample_walk()
@@ -35,7 +35,7 @@ def test_readme_code_runs_as_written(tmp_path, monkeypatch):
     import re
 
     import fabrik
-    from fabrik.experiments.sample_motion import sample_walk
+    from fabrik_experiments.sample_motion import sample_walk
 
     text = (EXAMPLES.parent / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

@@ -121,8 +121,8 @@ def test_swung_solves_reach_nearly_every_posed_target(model):
 
 
 def test_reconstruct_reports_the_swing_pivots_and_can_turn_them_off():
-    from fabrik.experiments.reconstruct import reconstruct
-    from fabrik.experiments.sample_motion import sample_walk
+    from fabrik_experiments.reconstruction import reconstruct
+    from fabrik_experiments.sample_motion import sample_walk
 
     sk, motion = sample_walk(n_frames=30)
     truth = motion.world_positions(sk)

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from fabrik.experiments.sample_motion import humanoid_skeleton, sample_walk
 from fabrik.model.motion import ChannelLayout, Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
+from fabrik_experiments.sample_motion import humanoid_skeleton, sample_walk
 
 MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 MOCAP_FILE = MOCAP / "cmu_131_01.bvh"

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fabrik.constraints import Hinge
-from fabrik.experiments.reconstruct import (coincident_groups, default_effectors, evaluated_joints, parse_frames,
-                                            reconstruct, reconstruct_file, reconstruction_motion)
-from fabrik.experiments.sample_motion import run_demo_reconstruction, sample_walk
 from fabrik.io.bvh import load_bvh, save_bvh
+from fabrik.mocap import coincident_groups, default_effectors, evaluated_joints, motion_from_positions, parse_frames
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import methods
+from fabrik_experiments.reconstruction import reconstruct, reconstruct_file
+from fabrik_experiments.sample_motion import run_demo_reconstruction, sample_walk
 
 MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 MOCAP_FILES = sorted(MOCAP.glob("*.bvh")) if MOCAP.is_dir() else []
@@ -119,7 +120,7 @@ def test_cli_writes_json_and_bvh(tmp_path, capsys):
     # the file holds the rotations fitted to the FABRIK positions; the effectors (leaves) land
     # where FABRIK put them up to how far FABRIK bent the rigid pelvis / shoulder triangles
     report, _, _ = reconstruct_file(src, methods=["fabrik"], frames="0:20", max_iter=50)
-    fitted = reconstruction_motion(skel, motion.frames(0, 20), report.result("fabrik").positions)
+    fitted = motion_from_positions(skel, motion.frames(0, 20), report.result("fabrik").positions)
     assert np.max(np.abs(m2.world_positions(s2) - fitted.world_positions(skel))) < 1e-6 * skel.height()
 
 
@@ -171,7 +172,7 @@ def test_out_on_hinges_and_fixed_joints_writes_three_rotation_channels(tmp_path,
     assert m2.layout.channels[:4] == (("Zrotation", "Yrotation", "Xrotation"), ("Zrotation", "Xrotation", "Yrotation"),
                                       ("Zrotation", "Yrotation", "Xrotation"), ("Zrotation", "Yrotation", "Xrotation"))
     report, _, _ = reconstruct_file(src, methods=["fabrik"])
-    fitted = reconstruction_motion(skel, motion, report.result("fabrik").positions)
+    fitted = motion_from_positions(skel, motion, report.result("fabrik").positions)
     assert np.max(np.abs(m2.world_positions(s2) - fitted.world_positions(skel))) < 1e-6 * skel.height()
 
 
@@ -413,7 +414,7 @@ def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_pa
     limited = report.result("fabrik-constrained").positions
     # the rotations fitted to the limited poses (which do not hold this pelvis's and chest's
     # children rigid, so the file is off them by out_max_error)
-    fitted = reconstruction_motion(skel, motion, limited).world_positions(skel)
+    fitted = motion_from_positions(skel, motion, limited).world_positions(skel)
     assert np.max(np.abs(m2.world_positions(s2) - fitted)) < 1e-6 * skel.height()
     assert report.out_max_error == pytest.approx(np.linalg.norm(fitted - limited, axis=2).max(), abs=1e-6)
     assert np.max(np.abs(limited - report.result("fabrik").positions)) > 1e-3 * skel.height()  # a different row
@@ -421,7 +422,7 @@ def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_pa
     assert rc == 0 and "wrote" in capsys.readouterr().out
     ccd, _, _ = reconstruct_file(src, methods=["ccd"])
     s3, m3 = load_bvh(tmp_path / "c.bvh")
-    fitted = reconstruction_motion(skel, motion, ccd.result("ccd").positions).world_positions(skel)
+    fitted = motion_from_positions(skel, motion, ccd.result("ccd").positions).world_positions(skel)
     assert np.max(np.abs(m3.world_positions(s3) - fitted)) < 1e-6 * skel.height()
     for argv, message in ((["--out-method", "ccd"], "--out-method needs --out"),
                           (["--methods", ""], "names no method"), (["--effectors", " , "], "names no joint"),
@@ -443,7 +444,7 @@ def test_position_channels_wobbling_at_print_precision_count_as_constant(tmp_pat
 
 
 def test_rows_that_miss_their_effectors_in_many_frames_get_a_note():
-    from fabrik.experiments.reconstruct import MethodResult, ReconstructionReport
+    from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
 
     def row(method, mean_eff, reached):
         return MethodResult(method, 1.0, 1.0, 2.0, 0.01, 0.01, 0.02, mean_eff, mean_eff / 100, 0.5, 5.0, 1000.0,
@@ -455,6 +456,20 @@ def test_rows_that_miss_their_effectors_in_many_frames_get_a_note():
     assert "note: fabrik reached its effectors in 40% of the frames" in table and "0.005 of the height" in table
     assert "note: ccd" not in table
     assert "note: jacobian-dls left its effectors" in table
+
+
+def test_a_written_file_off_its_poses_names_the_rows_that_hold_groups_rigid():
+    from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
+
+    rows = tuple(MethodResult(m, 1.0, 1.0, 2.0, 0.01, 0.01, 0.02, 0.0, 0.0, 0.0, 5.0, 1000.0, 1.0, np.zeros((1, 2, 3)))
+                 for m in ("fabrik", "ccd", "fabrik-constrained"))
+    report = ReconstructionReport(100.0, 10, ("a",), ("b",), 0.1, None, rows, out_max_error=1.0)
+    for method in ("ccd", "fabrik-constrained"):
+        table = replace(report, out_method=method).table()
+        assert f"from the {method} row's poses" in table and "only the fabrik row holds" in table
+    table = replace(report, out_method="fabrik").table()
+    assert "only the fabrik row" not in table and "--rigid-sub-bases auto" in table
+    assert "fabrik held them rigid" in replace(report, out_method="fabrik", rigid_centres=("Hips",)).table()
 
 
 def test_rigid_sub_bases_take_the_command_line_names():
@@ -478,7 +493,7 @@ def _scaled_walk(n_frames: int, scale: float):
 
 @needs_skeleton_fabrik
 def test_pool_reports_pools_errors_as_fractions_of_each_height():
-    from fabrik.experiments.reconstruct import pool_reports
+    from fabrik_experiments.reconstruction_report import pool_reports
 
     takes = [_scaled_walk(24, 1.0), _scaled_walk(12, 0.01)]  # centimetres and metres
     reports = [reconstruct(skel, truth, methods=["fabrik", "ccd"], source=f"take{i}")
@@ -510,7 +525,7 @@ def test_pool_reports_pools_errors_as_fractions_of_each_height():
 
 @needs_skeleton_fabrik
 def test_pool_reports_keeps_the_methods_every_take_has():
-    from fabrik.experiments.reconstruct import pool_reports
+    from fabrik_experiments.reconstruction_report import pool_reports
 
     skel, truth = _scaled_walk(6, 1.0)
     both = reconstruct(skel, truth, methods=["fabrik", "ccd"])

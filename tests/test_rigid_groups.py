@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import fabrik
-from fabrik.experiments.sample_motion import sample_walk
 from fabrik.model.rig import rig, rigid_groups
+from fabrik_experiments.sample_motion import sample_walk
 
 
 def pelvis_skeleton():
@@ -86,7 +86,7 @@ def test_rigid_solve_keeps_group_shapes_lengths_and_reaches_posed_targets(seed):
 
 
 def test_rigid_walk_reconstruction_is_better_than_free_sub_bases():
-    from fabrik.experiments.reconstruct import default_effectors, evaluated_joints
+    from fabrik.mocap import default_effectors, evaluated_joints
     from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 
     sk, mo = sample_walk()
@@ -111,7 +111,7 @@ def test_a_held_chest_on_a_straight_spine_reaches_every_frame():
     # its targets (31 of 60 frames reached, effectors up to 2 % of the height off)
     import dataclasses
 
-    from fabrik.experiments.reconstruct import reconstruct
+    from fabrik_experiments.reconstruction import reconstruct
 
     sk, mo = sample_walk(n_frames=60)
     rng = np.random.default_rng(3)

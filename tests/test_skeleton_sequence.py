@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik import models
-from fabrik.experiments.reconstruct import default_effectors
-from fabrik.experiments.sample_motion import sample_walk
+from fabrik.mocap import default_effectors
 from fabrik.solvers import STATUSES
 from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays, solve_skeleton_sequence
+from fabrik_experiments.sample_motion import sample_walk
 
 
 def frame_by_frame(skeleton, idx, targets, initial, roots, tol, max_iter, rigid, swing):

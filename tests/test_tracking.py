@@ -5,7 +5,7 @@ import json
 import numpy as np
 
 from fabrik.cli import main
-from fabrik.experiments.tracking import run_tracking, target_path
+from fabrik_experiments.tracking import run_tracking, target_path
 
 KEYS = {"method", "mean_error", "max_error", "mean_iterations", "median_us", "max_joint_step",
         "max_joint_step_within_reach"}

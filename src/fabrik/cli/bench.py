@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
 
 
 def run_chain(args: argparse.Namespace) -> int:
-    from fabrik.experiments.table1 import convergence_trace, format_table, run_table1
+    from fabrik_experiments.table1 import convergence_trace, format_table, run_table1
 
     if args.targets < 1:
         raise ValueError(f"--targets must be >= 1, got {args.targets}")
@@ -75,8 +75,8 @@ def run_chain(args: argparse.Namespace) -> int:
 
 
 def run_tracking_cmd(args: argparse.Namespace) -> int:
-    from fabrik.experiments.table1 import benchmark_chain
-    from fabrik.experiments.tracking import format_table, run_tracking, target_path
+    from fabrik_experiments.table1 import benchmark_chain
+    from fabrik_experiments.tracking import format_table, run_tracking, target_path
 
     if args.steps < 2:
         raise ValueError(f"--steps must be >= 2, got {args.steps}")
@@ -103,7 +103,7 @@ def run_tracking_cmd(args: argparse.Namespace) -> int:
 
 def run_constrained_chain(args: argparse.Namespace) -> int:
     """``bench chain --constrained``: section 5.3's constrained chain, FABRIK against CCD."""
-    from fabrik.experiments.constrained import CONE_DEG, format_rows, run_constrained_bench
+    from fabrik_experiments.constrained import CONE_DEG, format_rows, run_constrained_bench
 
     if args.methods not in ("fabrik", "all", "fabrik,ccd", "ccd,fabrik"):
         raise ValueError("--constrained compares constrained FABRIK and CCD; leave --methods out")

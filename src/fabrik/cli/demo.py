@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from fabrik import solve
     from fabrik.cli._common import show_progress, write_json
-    from fabrik.experiments.table1 import benchmark_chain, format_table, make_targets, run_table1
+    from fabrik_experiments.table1 import benchmark_chain, format_table, make_targets, run_table1
     from fabrik.viz.chains import plot_chain_solutions
 
     out = Path(args.out)
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                                title="FABRIK on the Table 1 chain: three reachable targets (one at the root) and one beyond reach")
     print(f"picture: {png}")
 
-    from fabrik.experiments.sample_motion import run_demo_reconstruction
+    from fabrik_experiments.sample_motion import run_demo_reconstruction
 
     print("\n== Table 2 style reconstruction: a procedural walk rebuilt from its end effectors, "
           "without and with joint limits ==")

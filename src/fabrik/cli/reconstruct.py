@@ -2,15 +2,15 @@
 
 Every frame is solved from the recorded positions of the end effectors and the root; the table
 reports how far each method's inner joints land from the recorded ones (see
-``fabrik.experiments.reconstruct`` for the exact definitions). ``--constraints humanoid`` (or a
-constraints JSON file) adds, after each requested method that has one, its variant with joint
+``fabrik_experiments.reconstruction`` for the exact definitions). ``--constraints humanoid`` (or
+a constraints JSON file) adds, after each requested method that has one, its variant with joint
 limits (``fabrik-constrained``, ``ccd-constrained``, ``jacobian-dls-constrained``, ...), each with
 the largest limit violation it shows in any frame (radians).
 
 Given several files (``fabrik reconstruct takes/*.bvh``), each take gets its own table and then a
-pooled one (``fabrik.experiments.reconstruct.pool_reports``); ``--out`` is then a folder that
-receives one BVH per take, and a take that cannot be read or solved is skipped with its reason
-(the exit code is then 1).
+pooled one (``fabrik_experiments.reconstruction_report.pool_reports``); ``--out`` is then a
+folder that receives one BVH per take, and a take that cannot be read or solved is skipped with
+its reason (the exit code is then 1).
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fabrik.experiments.reconstruct import DEFAULT_METHODS, pool_reports, reconstruct_file
     from fabrik.solvers import methods, registry
+    from fabrik_experiments.reconstruction import DEFAULT_METHODS, reconstruct_file
+    from fabrik_experiments.reconstruction_report import pool_reports
 
     available = methods("skeleton")
     if args.methods is not None:

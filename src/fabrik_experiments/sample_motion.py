@@ -122,8 +122,9 @@ def run_demo_reconstruction(out_dir, methods=None, progress: bool = False, const
     """
     import json
 
-    from fabrik.experiments.reconstruct import reconstruct, reconstruction_motion
     from fabrik.io.bvh import save_bvh
+    from fabrik.mocap.export import motion_from_positions
+    from fabrik_experiments.reconstruction import reconstruct
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,7 +139,7 @@ def run_demo_reconstruction(out_dir, methods=None, progress: bool = False, const
     report = reconstruct(skeleton, truth, methods=methods, progress=progress, source="sample walk",
                          constraints=limits)
     if "fabrik" in [r.method for r in report.results]:
-        rec = reconstruction_motion(skeleton, motion, report.result("fabrik").positions)
+        rec = motion_from_positions(skeleton, motion, report.result("fabrik").positions)
         save_bvh(out / "sample_walk_fabrik.bvh", skeleton, rec)
     (out / "sample_walk_reconstruction.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
     return report.table()

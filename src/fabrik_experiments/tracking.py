@@ -1,7 +1,7 @@
 """Target tracking (section 5.1 of the FABRIK paper): a target on a sinusoidal path that moves in
 and out of reach of the Table 1 chain, solved step by step, each step warm-started from the last.
 
-The chain is ``fabrik.experiments.table1.benchmark_chain()`` (10 joints, 9 bones of 100 units,
+The chain is ``fabrik_experiments.table1.benchmark_chain()`` (10 joints, 9 bones of 100 units,
 root at the origin, reach 900). Step ``k`` of ``n_steps`` puts the target at distance
 ``reach * (0.7 + 0.4 sin(2 pi * 4 k / n_steps))`` from the root (0.3 to 1.1 x reach: in and out of
 reach four times) in the direction ``(cos a, sin a, 0.3 sin 3a)`` normalised, ``a = 2 pi * 2 k / n``
@@ -24,7 +24,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik.experiments.table1 import benchmark_chain
+from fabrik_experiments.table1 import benchmark_chain
 from fabrik.solvers import solve
 
 N_STEPS = 1000

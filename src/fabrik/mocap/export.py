@@ -1,0 +1,120 @@
+"""Solved positions back to a BVH take: rotations for every joint, in the recording's layout.
+
+``motion_from_positions(skeleton, motion, positions)`` gives the ``fabrik.Motion`` (rotations,
+quaternions ``(x, y, z, w)``) whose forward kinematics reproduce ``positions`` (F, n, 3, file
+units) where a BVH skeleton can; ``save_take(path, skeleton, motion, positions)`` writes it with
+the recording's hierarchy, offsets and channel layout and says how far the written file is from
+the positions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from fabrik.mocap.takes import Take, prepare_take
+from fabrik.model.motion import Motion, rotations_from_positions
+from fabrik.model.skeleton import Skeleton
+
+
+def _take_for(skeleton: Skeleton, motion: Motion, take: Take | None) -> Take:
+    if take is None:
+        return prepare_take(skeleton, motion)
+    if not isinstance(take, Take):
+        raise ValueError(f"take must be a fabrik.mocap.Take (prepare_take), got {type(take).__name__}")
+    if take.skeleton is not skeleton or take.motion is not motion:
+        raise ValueError("take was prepared from another skeleton or motion: give the take that "
+                         "prepare_take(skeleton, motion) returned for these, or none")
+    return take
+
+
+def _positions(positions, take: Take) -> np.ndarray:
+    positions = getattr(positions, "positions", positions)  # a Reconstruction
+    p = np.asarray(positions, dtype=np.float64)
+    shape = take.positions.shape
+    if p.shape != shape:
+        raise ValueError(f"positions must have shape {shape} (the take's frames, every joint of the file), "
+                         f"got {p.shape}")
+    if not np.isfinite(p).all():
+        raise ValueError("positions contain a non-finite value (NaN or inf)")
+    return p
+
+
+def motion_from_positions(skeleton: Skeleton, motion: Motion, positions, *, take: Take | None = None) -> Motion:
+    """A motion (rotations) for solved ``positions`` of a recorded take.
+
+    Twist is seeded from the recording's first frame, then carried frame to frame. The
+    recording's channel layout, position channels and frame time are kept, except that joints
+    with fewer than three rotation channels (hinges, fixed joints) get all three
+    (``ChannelLayout.with_all_rotations``): the solvers turn every joint as a ball joint. Joints
+    outside the solved body (``Take.joints``) keep their recorded rotations.
+
+    The result reproduces ``positions`` exactly where the skeleton can: position-based solvers
+    such as FABRIK treat every bone as a free ball joint, so they may bend a joint's rigid set of
+    children (a pelvis with both hips on one joint, shoulders on one chest joint); such a joint
+    gets the least-squares rotation instead, and each joint below it is aimed at its solved
+    children from where that puts it (``rigid_sub_bases`` prevents the bending). Skeletons whose
+    multi-child joints have zero-length children (the CMU files) are reproduced exactly.
+
+    Args:
+        skeleton, motion: the recorded take (n joints, F frames).
+        positions: (F, n, 3) solved world positions of every joint (file units), e.g.
+            ``Reconstruction.positions`` (a ``Reconstruction`` itself is accepted).
+        take: what ``prepare_take(skeleton, motion)`` returned, when the caller has it, so that
+            it is not computed again.
+
+    Returns:
+        A ``fabrik.Motion`` for ``skeleton`` (``fabrik.save_bvh`` writes it).
+
+    Raises:
+        ValueError: positions of the wrong shape or not finite, a ``take`` of another skeleton or
+            motion, or whatever ``prepare_take`` refuses.
+    """
+    from scipy.spatial.transform import Rotation
+
+    take = _take_for(skeleton, motion, take)
+    positions = _positions(positions, take)
+    solved, joints, world_rotations = take.body, take.joints, take.rotations
+    top = int(joints[0])
+    reference = motion.rotations[0, joints].copy()
+    if top:
+        reference[0] = Rotation.from_matrix(world_rotations[0, top]).as_quat()
+    part = rotations_from_positions(solved, positions[:, joints], reference, propagate=True)
+    rotations = motion.rotations.copy()
+    rotations[:, joints] = part.rotations
+    if top:
+        above = world_rotations[:, skeleton.parents[top]]
+        local = np.einsum("fji,fjk->fik", above, part.rotation_matrices()[:, 0])
+        rotations[:, top] = Rotation.from_matrix(local).as_quat()
+    root_positions = motion.root_positions if top else positions[:, 0]
+    return Motion(rotations, root_positions, motion.frame_time, joint_translations=dict(motion.joint_translations),
+                  layout=motion.layout.with_all_rotations())
+
+
+def save_take(path: str | Path, skeleton: Skeleton, motion: Motion, positions, *, take: Take | None = None) -> float:
+    """Write solved ``positions`` of a recorded take as BVH, with the recording's hierarchy,
+    offsets and channel layout (``motion_from_positions``; 9 decimals).
+
+    Args:
+        path: the BVH file to write; its folder must exist.
+        skeleton, motion, positions, take: as for ``motion_from_positions``.
+
+    Returns:
+        The largest distance (file units) of a joint in the written motion from ``positions``
+        over all frames: 0 to rounding where BVH rotations can hold the solved poses (see
+        ``motion_from_positions`` for when they cannot).
+
+    Raises:
+        ValueError: as ``motion_from_positions``; OSError when the file cannot be written.
+    """
+    from fabrik.io.bvh import save_bvh
+
+    take = _take_for(skeleton, motion, take)
+    poses = _positions(positions, take)
+    written = motion_from_positions(skeleton, motion, poses, take=take)
+    save_bvh(path, skeleton, written)  # 9 decimals: reads back as ``written`` to far below 1e-5 of a body
+    return float(np.linalg.norm(written.world_positions(skeleton) - poses, axis=2).max())
+
+
+__all__ = ["motion_from_positions", "save_take"]

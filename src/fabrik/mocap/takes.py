@@ -1,0 +1,370 @@
+"""A loaded BVH take made ready for solving: which skeleton the solvers get, which joints are
+targets, which are left to estimate, and which limits apply.
+
+Conventions (docs/conventions.md): joints are numbered as in the file (``fabrik.load_bvh``: depth
+first, root 0, End Sites as ``<parent>_End`` joints); positions are in the file's units; F is
+the number of frames, n the file's joints, m the joints the solvers get (``Take.joints``).
+
+* ``prepare_take(skeleton, motion)`` -> ``Take``: the recorded world positions and rotations,
+  and the skeleton the solvers get. BVH position channels on joints other than the root replace
+  their OFFSETs, so the bones the solvers keep are the recorded translations; a joint that moves
+  in its position channels above the whole body (a reference node above the hips) becomes the
+  solvers' root. See ``prepare_take`` for the rules.
+* Effectors (``default_effectors``): every leaf; a leaf at zero distance from its parent (a
+  zero-length End Site) is replaced by its nearest ancestor at a distinct position, duplicates
+  are dropped, and the root never counts (it is pinned separately).
+* Coincident groups (``coincident_groups``) and evaluated joints (``evaluated_joints``): joints
+  joined by zero-length bones always coincide, so they form one group, its top joint standing
+  for it. Groups holding the root or an effector are known; the others are the inner joints a
+  reconstruction estimates.
+* Limits (``resolve_constraints``): ``"humanoid"``, a constraints JSON file or a mapping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fabrik.model.motion import ZERO_BONE, Motion
+from fabrik.model.skeleton import Skeleton
+
+#: Position channels that move a joint by less than this fraction of the body's size count as
+#: constant (1e-5: exporters that compute translations in float32 and print 6 decimals wobble a
+#: bone by a micrometre, 1e-6 of a body in metres; 1e-5 of the height is 17 micrometres on an
+#: adult).
+CONSTANT_TRANSLATION = 1e-5
+
+
+def _zero_tol(skeleton: Skeleton) -> float:
+    return ZERO_BONE * max(skeleton.height(), float(skeleton.bone_lengths.max()), 1e-300)
+
+
+def _check_skeleton(skeleton) -> None:
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"skeleton must be a fabrik.Skeleton, got {type(skeleton).__name__}")
+
+
+def default_effectors(skeleton: Skeleton) -> list[int]:
+    """Joint indices of the default end effectors, in skeleton order: every leaf, a zero-length
+    leaf replaced by its nearest ancestor at a distinct position, never the root (module notes)."""
+    _check_skeleton(skeleton)
+    lengths = skeleton.bone_lengths
+    eps = _zero_tol(skeleton)
+    chosen = set()
+    for leaf in skeleton.leaves:
+        j = leaf
+        while j != 0 and lengths[j] <= eps:
+            j = int(skeleton.parents[j])
+        if j != 0:
+            chosen.add(j)
+    return sorted(chosen)
+
+
+def coincident_groups(skeleton: Skeleton) -> np.ndarray:
+    """(n,) int: for each joint, the top joint of its group of joints joined by zero-length bones
+    (a joint on a bone of length above ``ZERO_BONE`` x the skeleton's size is its own top)."""
+    _check_skeleton(skeleton)
+    lengths = skeleton.bone_lengths
+    eps = _zero_tol(skeleton)
+    top = np.arange(skeleton.n_joints)
+    for i in range(1, skeleton.n_joints):
+        if lengths[i] <= eps:
+            top[i] = top[skeleton.parents[i]]
+    return top
+
+
+def evaluated_joints(skeleton: Skeleton, effectors: Sequence[int]) -> list[int]:
+    """The inner joints a reconstruction estimates, sorted: one per coincident group (its top
+    joint), the groups holding the root or one of ``effectors`` (joint indices) left out.
+    ValueError for an index out of range."""
+    top = coincident_groups(skeleton)
+    bad = [int(e) for e in effectors if not 0 <= int(e) < skeleton.n_joints]
+    if bad:
+        raise ValueError(f"effector index {bad[0]} out of range 0..{skeleton.n_joints - 1}")
+    known = {int(top[0])} | {int(top[e]) for e in effectors}
+    return sorted({int(t) for t in top} - known)
+
+
+def effector_indices(skeleton: Skeleton, effectors: Sequence[str | int] | None = None) -> list[int]:
+    """The joint indices of ``effectors`` (names or indices, in the order given), or
+    ``default_effectors(skeleton)`` when None.
+
+    ValueError for an unknown name (listing the joints), an index out of range, the root (it is
+    always pinned), a joint listed twice, or no effector at all (naming why: a skeleton whose
+    bones all have zero length has nothing to solve)."""
+    _check_skeleton(skeleton)
+    n = skeleton.n_joints
+    if effectors is None:
+        eff = default_effectors(skeleton)
+    else:
+        if isinstance(effectors, (str, bytes)):
+            raise ValueError(f"effectors must be a list of joint names or indices, got the string {effectors!r}")
+        eff = []
+        for e in effectors:
+            j = skeleton.index(e) if isinstance(e, str) else int(e)
+            if not 0 <= j < n:
+                raise ValueError(f"effector index {j} out of range 0..{n - 1}")
+            if j == 0:
+                raise ValueError(f"the root {skeleton.names[0]!r} is always pinned; do not list it as an effector")
+            if j in eff:
+                raise ValueError(f"effector {skeleton.names[j]!r} is listed twice")
+            eff.append(j)
+    if not eff and not skeleton.bone_lengths.any():
+        raise ValueError("every bone of the skeleton has zero length (all OFFSETs are 0; bones that exist only in "
+                         "position channels cannot be solved for), so there is nothing to reconstruct")
+    if not eff:
+        raise ValueError("no effectors: give at least one joint other than the root")
+    return eff
+
+
+def check_positions(skeleton: Skeleton, positions) -> np.ndarray:
+    """``positions`` as a C-contiguous float64 (F, n, 3) array (a copy), F >= 1, n the skeleton's
+    joints; ValueError naming the shape it got, or a NaN or inf."""
+    _check_skeleton(skeleton)
+    truth = np.array(positions, dtype=np.float64, order="C")
+    n = skeleton.n_joints
+    if truth.ndim != 3 or truth.shape[1:] != (n, 3) or truth.shape[0] < 1:
+        raise ValueError(f"positions must have shape (F, {n}, 3), got {truth.shape}")
+    if not np.isfinite(truth).all():
+        raise ValueError("positions contain a non-finite value (NaN or inf)")
+    return truth
+
+
+def parse_frames(text: str | None, n_frames: int) -> tuple[int, int, int]:
+    """A frame range in the CLI's ``--frames`` syntax, ``"START:STOP[:STEP]"`` (Python slice
+    syntax; parts may be empty or negative) -> (start, stop, step) for ``n_frames`` frames, ready
+    for ``Motion.frames``; None is every frame. ValueError when malformed or when no frame is
+    selected."""
+    if text is None:
+        return 0, n_frames, 1
+    parts = text.split(":")
+    if len(parts) not in (2, 3):
+        raise ValueError(f"--frames must look like START:STOP or START:STOP:STEP, got {text!r}")
+    try:
+        vals = [int(x) if x.strip() else None for x in parts]
+    except ValueError:
+        raise ValueError(f"--frames must be whole numbers START:STOP[:STEP], got {text!r}") from None
+    step = vals[2] if len(vals) == 3 and vals[2] is not None else 1
+    if step < 1:
+        raise ValueError(f"--frames step must be >= 1, got {step}")
+    start, stop, step = slice(vals[0], vals[1], step).indices(n_frames)
+    if len(range(start, stop, step)) == 0:
+        raise ValueError(f"--frames {text!r} selects no frames of {n_frames}")
+    return start, stop, step
+
+
+@dataclass(frozen=True, eq=False)
+class Take:
+    """A recorded take prepared for solving (``prepare_take``). Arrays are read-only.
+
+    Attributes:
+        skeleton: the file's skeleton, n joints.
+        motion: the file's motion, F frames.
+        positions: (F, n, 3) recorded world positions of every joint (file units).
+        rotations: (F, n, 3, 3) recorded world rotation matrices of every joint
+            (``Motion.world_transforms``; they act on column vectors).
+        body: the skeleton the solvers get, m joints: the file's joint ``joints[0]`` and every
+            joint below it, its offsets the recorded translations of the first frame.
+        joints: (m,) int64 the file's indices of ``body``'s joints, in order (its root first);
+            ``arange(n)`` when the solvers get every joint.
+        notes: how the file was set up for the solvers (empty when nothing changed).
+    """
+
+    skeleton: Skeleton
+    motion: Motion
+    positions: np.ndarray
+    rotations: np.ndarray
+    body: Skeleton
+    joints: np.ndarray
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_frames(self) -> int:
+        """F, the number of frames."""
+        return int(self.positions.shape[0])
+
+    @property
+    def body_positions(self) -> np.ndarray:
+        """(F, m, 3) recorded positions of ``body``'s joints (a C-contiguous copy)."""
+        return np.ascontiguousarray(self.positions[:, self.joints])
+
+    def initial_frames(self) -> np.ndarray:
+        """(m, 3, 3) the first frame's joint frames of ``body`` from the recorded world rotations
+        (``frames_from_world_rotations``): where a method with joint limits starts its twists."""
+        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
+
+        return frames_from_world_rotations(self.body, self.rotations[0, self.joints])
+
+    def whole(self, body_positions) -> np.ndarray:
+        """(F, n, 3) every joint of the file: ``body_positions`` (F, m, 3) for ``body``'s joints,
+        the recorded positions for the joints outside it."""
+        p = np.asarray(body_positions, dtype=np.float64)
+        if p.shape != (self.n_frames, len(self.joints), 3):
+            raise ValueError(f"body positions must have shape ({self.n_frames}, {len(self.joints)}, 3), got {p.shape}")
+        full = np.array(self.positions)
+        full[:, self.joints] = p
+        return full
+
+
+def _subtree(parents: np.ndarray, tops) -> np.ndarray:
+    """(n,) bool: the joints ``tops`` (an index or several) and every joint below them (one sweep,
+    since ``parents[i] < i``)."""
+    inside = np.zeros(parents.shape[0], dtype=bool)
+    inside[tops] = True
+    for k in range(1, parents.shape[0]):
+        inside[k] |= inside[parents[k]]
+    return inside
+
+
+def _body_root(parents: np.ndarray, moving: Sequence[int], apart: np.ndarray) -> int:
+    """The joint the body hangs from when joints ``moving`` change their translations, or -1.
+
+    It is a moving joint whose ancestors carry no other branch except ones starting at the
+    ancestor itself (``apart[k]`` False: zero OFFSET, as an Unreal root's ``ik_foot_root``), with
+    every other moving joint on that chain or on such a branch; the candidate with the most joints
+    below it. ``apart`` (n,) bool: the joint's translation from its parent is not zero."""
+    n = parents.shape[0]
+    best, best_size = -1, 0
+    for top in moving:
+        chain = []
+        a = int(parents[top])
+        while a >= 0:
+            chain.append(a)
+            a = int(parents[a])
+        sides = [k for k in range(1, n) if int(parents[k]) in chain and k != top and k not in chain]
+        if any(apart[k] for k in sides):
+            continue
+        carried = _subtree(parents, sides)
+        outside = [j for j in moving if j != top and j not in chain and not carried[j]]
+        size = int(_subtree(parents, top).sum()) - 1  # the joints below it
+        if not outside and size >= best_size:
+            best, best_size = int(top), size
+    return best
+
+
+def _solving_skeleton(skeleton: Skeleton, motion: Motion, first: np.ndarray):
+    """(body, joints, notes) for ``prepare_take``; ``first`` (n, 3) the first frame's positions."""
+    local = motion.local_translations(skeleton)
+    size = skeleton.height(first)
+    tol = CONSTANT_TRANSLATION * (size if size > 0 else max(float(np.abs(local).max()), 1.0))
+    change = np.abs(local[:, 1:] - local[:1, 1:]).max(axis=(0, 2))
+    moving = [j + 1 for j in np.flatnonzero(change > tol)]
+    parents = skeleton.parents
+    top = 0
+    if moving:
+        top = _body_root(parents, moving, np.linalg.norm(local[0], axis=1) > tol)
+        if top < 0:
+            j = max(moving)  # the deepest: nothing below it moves
+            lengths = np.linalg.norm(local[:, j], axis=1)
+            raise ValueError(
+                f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "
+                f"position channels (bone length {lengths.min():.6g} to {lengths.max():.6g} over the frames); "
+                "reconstruction keeps bone lengths fixed and can only follow a moving root, or moving joints "
+                "above the whole body (a reference node above the hips)")
+    # the body: ``top`` and every joint below it; the others (the joints above it and their other
+    # branches, such as an Unreal rig's IK bones) keep their recorded motion
+    inside = _subtree(parents, top)
+    joints = np.flatnonzero(inside).astype(np.int64)
+    offsets = local[0, joints].copy()
+    offsets[0] = skeleton.offsets[0] if top == 0 else first[top]
+    notes = []
+    if top:
+        outside = [skeleton.names[j] for j in np.flatnonzero(~inside)]
+        notes.append(f"{skeleton.names[top]!r} is the root here: it moves in its position channels, so the "
+                     f"{len(outside)} joint(s) outside the body it carries ({', '.join(outside[:5])}"
+                     f"{', ...' if len(outside) > 5 else ''}) keep their recorded motion")
+    if top == 0 and np.array_equal(offsets, skeleton.offsets):
+        return skeleton, joints, ()
+    changed = [skeleton.names[j] for j in joints[1:] if not np.allclose(local[0, j], skeleton.offsets[j],
+                                                                         rtol=0.0, atol=tol)]
+    if changed:
+        notes.append(f"bones from the position channels, not the OFFSETs, of {len(changed)} joint(s) "
+                     f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''})")
+    renumber = np.cumsum(inside) - 1
+    sub_parents = np.concatenate([[-1], renumber[parents[joints[1:]]]])
+    sub = Skeleton(tuple(skeleton.names[j] for j in joints), sub_parents, offsets)
+    return sub, joints, tuple(notes)
+
+
+def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
+    """A recorded take made ready for solving: its world positions and rotations, and the
+    skeleton the solvers get.
+
+    BVH position channels on joints other than the root replace their OFFSETs, so the bones the
+    solvers must keep are the recorded translations, not the OFFSETs:
+
+    * translations that stay constant (within ``CONSTANT_TRANSLATION`` of the body's size;
+      6-channel joints written by many exporters) become the solvers' offsets;
+    * translations that change over the frames change bone lengths, which no fixed-length solver
+      can follow. When such joints lie above the whole body, on the chain from the root whose
+      joints carry no other branch except ones starting at the joint itself (a static
+      ``reference`` node above ``Hips`` that carries the walk in its own position channels, as
+      MotionBuilder writes; an Unreal ``pelvis`` moving under a ``root`` that also carries
+      ``ik_foot_root`` and ``ik_hand_root`` at its origin), the deepest of them becomes the
+      solvers' root, and the joints outside the body it carries (above it, or on those branches)
+      keep their recorded motion.
+
+    Args:
+        skeleton: the file's skeleton (n joints), e.g. from ``fabrik.load_bvh``.
+        motion: its motion (F frames; ``motion.frames(...)`` for a part of it).
+
+    Returns:
+        A ``Take``; ``take.body is skeleton`` and ``take.joints`` is ``arange(n)`` when the
+        OFFSETs already describe the motion.
+
+    Raises:
+        ValueError: ``skeleton`` is not a ``fabrik.Skeleton``, ``motion`` not a ``fabrik.Motion``
+            or not of that skeleton, or a joint inside the body moves in its position channels
+            (naming the joint and the range of its bone length).
+    """
+    _check_skeleton(skeleton)
+    if not isinstance(motion, Motion):
+        raise ValueError(f"motion must be a fabrik.Motion, got {type(motion).__name__}")
+    positions, rotations = motion.world_transforms(skeleton)
+    body, joints, notes = _solving_skeleton(skeleton, motion, positions[0])
+    for a in (positions, rotations, joints):
+        a.flags.writeable = False
+    return Take(skeleton, motion, positions, rotations, body, joints, notes)
+
+
+def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
+    """Joint limits for ``skeleton`` from ``spec``.
+
+    Args:
+        skeleton: the skeleton the limits go on (for a take, ``Take.body``).
+        spec: ``"humanoid"`` (the default human set placed by joint names,
+            ``fabrik.constraints.humanoid``), a path to a constraints JSON file
+            (``fabrik.constraints.load_constraints``; angles in the units the file names), or a
+            mapping ``{joint name: constraint or constraints}`` (radians, docs/constraints.md).
+
+    Returns:
+        (constraints, unplaced): ``{joint name: constraint(s)}`` for
+        ``skeleton.with_constraints``, and the joints with a bone leaving them that ``"humanoid"``
+        could not place a limit on (empty for a file or a mapping).
+
+    Raises:
+        ValueError: a missing or malformed file, a spec of another type, unknown joints.
+    """
+    from fabrik.model.constraints import load_constraints
+    from fabrik.model.humanoid_limits import humanoid
+
+    if isinstance(spec, str) and spec == "humanoid":
+        return humanoid(skeleton)
+    if isinstance(spec, (str, Path)):
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"constraints must be 'humanoid' or a JSON file; {str(spec)!r} is neither")
+        mapping = dict(load_constraints(path))
+    elif isinstance(spec, dict):
+        mapping = dict(spec)
+    else:
+        raise ValueError(f"constraints must be 'humanoid', a JSON file path or a mapping, got {type(spec).__name__}")
+    skeleton.with_constraints(mapping)  # checks joint names and placement
+    return mapping, []
+
+
+__all__ = ["Take", "prepare_take", "default_effectors", "coincident_groups", "evaluated_joints", "effector_indices",
+           "check_positions", "parse_frames", "resolve_constraints", "CONSTANT_TRANSLATION"]

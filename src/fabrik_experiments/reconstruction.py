@@ -1,0 +1,285 @@
+"""The paper's Table 2 experiment: whole-body reconstruction from a few known joints.
+
+For every frame of a recorded motion, each method gets the recorded positions of the end
+effectors and of the root, and must recover the other ("inner") joints; the recorded inner
+positions are the ground truth. A method starts each frame from its own previous answer (the
+first frame from the recording), as a tracker would.
+
+Definitions (all distances in the file's units, and relative to the skeleton's height,
+``Skeleton.height()``: the rest pose's extent along its tallest axis):
+
+* Effectors (default): every leaf of the skeleton; a leaf at zero distance from its parent (a
+  zero-length End Site) is replaced by its nearest ancestor at a distinct position, duplicates
+  are dropped, and the root never counts as an effector (it is pinned separately;
+  ``fabrik.mocap.default_effectors``).
+* Evaluated joints: joints joined by zero-length bones always coincide, so they are grouped and
+  each group counts once (its top joint stands for it). Groups that contain the root or an
+  effector are known, not estimated, and are left out; the rest are the inner joints whose
+  position error is reported (median, mean and 95th percentile over all frames and joints;
+  ``fabrik.mocap.evaluated_joints``).
+* Effector error: mean distance from each effector to its target over frames and effectors.
+* Iterations: mean per frame; frames per second: frames solved divided by the wall time of the
+  solve loop (``fabrik.solve_sequence``; Python call overhead included; compilation excluded by
+  a warm-up solve).
+
+Each row is one method's ``fabrik.mocap.reconstruct_positions``; a file is set up for the
+solvers by ``fabrik.mocap.prepare_take`` and written back by ``fabrik.mocap.save_take``. The
+records, the tables and the pooling are in ``fabrik_experiments.reconstruction_report``.
+
+Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): every requested
+method that has a constrained variant ``"<method>-constrained"`` (FABRIK:
+``fabrik.solvers.skeleton_fabrik_constrained``; CCD and the Jacobian methods, clamped:
+``fabrik.solvers.skeleton_methods_constrained``) is also run with the limits, its row right after
+the unconstrained one. Each starts from the recording's first-frame joint frames
+(``initial_frames``, from its world rotations) and then each frame from its own previous pose and
+frames. A constrained row also reports ``max_limit_violation``: the largest amount (radians) by
+which any limit is exceeded in any reconstructed frame (``limit_violations``, the same checker for
+every method).
+
+Several takes (``reconstruction_report.pool_reports``, CLI ``fabrik reconstruct A.bvh B.bvh ...``): each take is solved
+and reported on its own, then each method's errors are pooled over every evaluated joint in every
+frame of every take, as fractions of each take's skeleton height (so takes in different units
+pool), with the number of takes where each method had the lowest median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from fabrik.mocap.export import save_take
+from fabrik.mocap.reconstruct import DEFAULT_REL_TOL, reconstruct_positions
+from fabrik.mocap.takes import (check_positions, effector_indices, evaluated_joints, parse_frames, prepare_take,
+                                resolve_constraints)
+from fabrik.model.skeleton import Skeleton
+from fabrik.solvers import registry
+from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
+
+#: Methods run by default when they are registered (in this order).
+DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
+#: The constrained FABRIK method (added when limits are given).
+CONSTRAINED_METHOD = "fabrik-constrained"
+
+
+def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], inner: list[int], height: float,
+                   tol: float, max_iter: int | None, progress: bool, initial_frames, rigid_sub_bases: bool | str,
+                   swing_limbs: bool, options: Mapping) -> MethodResult:
+    """Method ``m``'s row: every frame of ``truth`` solved on ``model`` (``reconstruct_positions``,
+    after a one-frame warm-up so that compilation stays out of the timing) and measured."""
+    extra = dict(options)  # the method's own options win over the run's settings
+    rigid_sub_bases = extra.pop("rigid_sub_bases", rigid_sub_bases)
+    swing_limbs = extra.pop("swing_limbs", swing_limbs)
+    if initial_frames is not None and registry.takes_option(m, "skeleton", "initial_frames"):
+        extra.setdefault("initial_frames", initial_frames)
+
+    def run(poses, show=False):
+        return reconstruct_positions(model, poses, effectors=eff, method=m, tol=tol, max_iter=max_iter,
+                                     rigid_sub_bases=rigid_sub_bases, swing_limbs=swing_limbs, progress=show, **extra)
+
+    run(truth[:1])  # warm-up: compile outside the timed run
+    rec = run(truth, progress)
+    out, F = rec.positions, truth.shape[0]
+    violation = None
+    if rec.frames is not None:
+        from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+
+        violation = float(limit_violations(model, out, rec.frames).max())
+    frame_errors = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2)
+    err = frame_errors.ravel()
+    eff_err = np.linalg.norm(out[:, eff] - truth[:, eff], axis=2)
+    med, mean, p95 = float(np.median(err)), float(err.mean()), float(np.percentile(err, 95))
+    return MethodResult(
+        method=m, median_error=med, mean_error=mean, p95_error=p95, median_error_rel=med / height,
+        mean_error_rel=mean / height, p95_error_rel=p95 / height, mean_effector_error=float(eff_err.mean()),
+        mean_effector_error_rel=float(eff_err.mean()) / height, max_effector_error=float(eff_err.max()),
+        mean_iterations=float(rec.solution.iterations.mean()),
+        frames_per_second=F / rec.seconds if rec.seconds > 0 else float("inf"),
+        reached_fraction=float(rec.solution.reached.mean()), positions=out, max_limit_violation=violation,
+        options=dict(options), inner_errors=frame_errors)
+
+
+def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
+                methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
+                progress: bool = False, source: str = "", constraints=None, initial_frames=None,
+                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "auto",
+                swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
+    """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
+
+    Args:
+        skeleton: the skeleton (n joints) the positions belong to.
+        positions: (F, n, 3) recorded joint positions (e.g. ``motion.world_positions(skeleton)``).
+        effectors: joint names or indices used as targets; default
+            ``fabrik.mocap.default_effectors``.
+        methods: skeleton method names (``fabrik.methods("skeleton")``); default
+            ``DEFAULT_METHODS`` that are registered.
+        tol: solver tolerance in the data's units; default ``DEFAULT_REL_TOL`` x height.
+        max_iter: iteration cap per frame; default each method's own.
+        progress: show a tqdm bar on stderr per method.
+        source: label for the table (e.g. the file name).
+        rigid_sub_bases: which sub-bases unconstrained FABRIK keeps rigid (their children turn
+            as one body; see ``fabrik.model.rig.rigid_groups``): ``"auto"``
+            (default) the two below together, released when a frame stalls with them, so that
+            the poses stay BVH poses; ``"limbs"`` those inside limbs, such as a hand carrying
+            fingers and thumb (the only ones on the CMU skeleton); True every joint's children
+            at a distance, as under a BVH joint's rotation (a Mixamo pelvis or chest; coupled
+            groups, a chest carrying the neck and both arms, make FABRIK converge in several
+            times the iterations); False none, the paper's sub-bases.
+        swing_limbs: start every FABRIK frame (constrained too) by swinging each limb (leg, arm,
+            head) rigidly about its hip or shoulder joint towards its targets (default True; see
+            ``fabrik.model.rig.limb_tops``). False: plain warm start.
+        constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
+            ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
+            constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
+            has one (``"fabrik-constrained"`` last when ``"fabrik"`` is not listed), solved on
+            ``skeleton.with_constraints(constraints)``. Listing constrained methods without
+            limits uses the skeleton's own.
+        initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
+            (``fabrik.mocap.Take.initial_frames``); default derived from ``positions[0]``.
+        unplaced: joints the limit set could not place (reported only).
+        method_options: ``{method: {option: value}}``, each method's own options (those its
+            ``fabrik.solve`` takes), e.g. ``{"jacobian-dls": {"damping": 0.02}}``; the damping
+            of the DLS methods is in file units (default 1.1, the paper's value), so it is
+            light on a skeleton hundreds of units tall and heavy on one 2 units tall. The FABRIK
+            rows take ``rigid_sub_bases`` and ``swing_limbs`` instead.
+
+    Returns:
+        A ``ReconstructionReport``.
+    """
+    from fabrik.solvers import methods as available_methods
+
+    truth = check_positions(skeleton, positions)
+    n = skeleton.n_joints
+    height = skeleton.height()
+    eff = effector_indices(skeleton, effectors)
+    inner = evaluated_joints(skeleton, eff)
+    if not inner:
+        raise ValueError("every joint is an effector, the root or coincides with one: nothing to reconstruct")
+    import fabrik.solvers  # noqa: F401  (registers every method, the constrained ones included)
+
+    have = available_methods("skeleton")
+    if methods is None:
+        methods = [m for m in DEFAULT_METHODS if m in have]
+    else:
+        methods = list(methods)
+        unknown = [m for m in methods if m not in have]
+        if unknown:
+            raise ValueError(f"unknown skeleton method(s) {', '.join(unknown)}; methods are: {', '.join(have)}")
+    limited_skeleton = skeleton
+    if constraints is not None:
+        limited_skeleton = skeleton.with_constraints(constraints)
+        if not any(registry.get(m).limits for m in methods):
+            expanded = []
+            for m in methods:
+                expanded.append(m)
+                variant = registry.limited_variant(m, "skeleton")
+                if variant is not None and variant != m:
+                    expanded.append(variant)
+            if CONSTRAINED_METHOD not in expanded:
+                expanded.append(CONSTRAINED_METHOD)
+            methods = expanded
+    else:
+        needy = [m for m in methods if registry.get(m).limits]
+        if needy and not skeleton.constraints:
+            raise ValueError(f"method(s) {', '.join(needy)} need joint limits: give constraints "
+                             "(CLI: --constraints humanoid or FILE.json)")
+    method_options = {str(m): dict(o) for m, o in (method_options or {}).items()}
+    stray = [m for m in method_options if m not in methods]
+    if stray:
+        raise ValueError(f"options given for {', '.join(map(repr, stray))}, which this run does not solve with; "
+                         f"methods: {', '.join(methods)}")
+    for m, given in method_options.items():
+        registry.get(m).options("skeleton", given)  # an option the method does not take: named here
+    if initial_frames is not None:
+        initial_frames = np.asarray(initial_frames, dtype=np.float64)
+        if initial_frames.shape != (n, 3, 3) or not np.isfinite(initial_frames).all():
+            raise ValueError(f"initial_frames must be finite with shape ({n}, 3, 3), got {initial_frames.shape}")
+    if tol is None:
+        tol = DEFAULT_REL_TOL * height
+    tol = float(tol)
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must be finite and >= 0, got {tol}")
+
+    results = []
+    F = truth.shape[0]
+    for m in methods:
+        model = limited_skeleton if registry.get(m).limits else skeleton
+        results.append(_method_result(m, model, truth, eff, inner, height, tol, max_iter, progress, initial_frames,
+                                      rigid_sub_bases, swing_limbs, method_options.get(m, {})))
+    pivots, centres = (), ()
+    swinging = [m for m in methods if registry.takes_option(m, "skeleton", "swing_limbs")]
+    grouping = [m for m in methods if registry.takes_option(m, "skeleton", "rigid_sub_bases")]
+    if swinging:
+        from fabrik.model.rig import limb_pivot, rig
+
+        arrays = rig(skeleton)
+        if swing_limbs:
+            tops = arrays.limbs(True, rigid_sub_bases if grouping else False)
+            pivots = tuple(dict.fromkeys(skeleton.names[limb_pivot(skeleton.parents, t)] for t in tops))
+        if grouping:
+            group_of = arrays.groups(rigid_sub_bases)[0]
+            centres = tuple(skeleton.names[c] for c in np.flatnonzero(group_of >= 0))
+    limited = tuple(limited_skeleton.names[j] for j in sorted(limited_skeleton.constraints)) \
+        if any(registry.get(m).limits for m in methods) else ()
+    return ReconstructionReport(height, F, tuple(skeleton.names[j] for j in eff),
+                                tuple(skeleton.names[j] for j in inner), tol, max_iter, tuple(results), source,
+                                limited, tuple(unplaced) if limited else (), pivots, centres)
+
+
+def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None = None, tol=None, max_iter=None,
+                     out: str | Path | None = None, progress: bool = False, constraints=None,
+                     rigid_sub_bases: bool | str = "auto", swing_limbs: bool = True,
+                     method_options: Mapping[str, Mapping] | None = None, out_method: str | None = None):
+    """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write one method's
+    reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
+
+    The file is set up for the solvers by ``fabrik.mocap.prepare_take`` (its notes go to the
+    report) and ``out`` written by ``fabrik.mocap.save_take``.
+
+    ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping
+    (``fabrik.mocap.resolve_constraints``) to add the constrained variant of every method that
+    has one, started from the first chosen frame's recorded joint frames.
+
+    ``out_method``: whose poses ``out`` holds; default ``"fabrik-constrained"`` when
+    ``constraints`` are given, else ``"fabrik"``. It is run even when ``methods`` leaves it out
+    (a constrained variant through its method). ``out``'s folder is made before any solving.
+
+    Returns (report, skeleton, motion of the chosen frames).
+    """
+    from fabrik.io.bvh import load_bvh
+
+    if out is not None:
+        out_method = out_method or (CONSTRAINED_METHOD if constraints is not None else "fabrik")
+        if registry.get(out_method).limits and constraints is None:
+            raise ValueError(f"out_method {out_method!r} needs constraints (--constraints)")
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+    skeleton, motion = load_bvh(path)
+    start, stop, step = parse_frames(frames, motion.n_frames)
+    motion = motion.frames(start, stop, step)
+    take = prepare_take(skeleton, motion)
+    solved, joints = take.body, take.joints
+    if out is not None and methods is not None:
+        base = registry.unlimited_variant(out_method)
+        if base not in methods and out_method not in methods and out_method != CONSTRAINED_METHOD:
+            methods = [*methods, base]
+    limits, unplaced, initial_frames = None, [], None
+    if constraints is not None:
+        limits, unplaced = resolve_constraints(solved, constraints)
+        initial_frames = take.initial_frames()
+    report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
+                         max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,
+                         initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
+                         swing_limbs=swing_limbs, method_options=method_options)
+    if len(joints) < skeleton.n_joints:
+        # every row as poses of the whole file: the joints outside the body as recorded
+        report = replace(report, results=tuple(replace(r, positions=take.whole(r.positions)) for r in report.results))
+    report = replace(report, notes=take.notes)
+    if out is not None:
+        miss = save_take(out, skeleton, motion, report.result(out_method).positions, take=take)
+        report = replace(report, out_max_error=miss, out_method=out_method)
+    return report, skeleton, motion
+
+
+__all__ = ["reconstruct", "reconstruct_file", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]
