@@ -66,11 +66,11 @@ def max_violation(chain: Chain, sol) -> float:
 
 
 def _kernel_call(method: str, chain: Chain, target: np.ndarray, tol: float):
-    from fabrik.kernels.ccd_constrained import ccd_constrained
-    from fabrik.kernels.fabrik_constrained import fabrik_constrained
+    from fabrik.solvers import registry
     from fabrik.solvers.fabrik_constrained import _IDENTITY, prepare
 
-    kernel = fabrik_constrained if method == "fabrik" else ccd_constrained
+    # the bare kernel of the method that solves a limited chain for ``method`` (they share one signature)
+    kernel = registry.route(method, "chain", limited=True).chain.kernels[0]
     limits, frame = prepare(chain)
     args = (chain._kernel_rest, chain._kernel_lengths, target, chain._kernel_root, limits, frame, _IDENTITY, False,
             False, tol, 1e-3, MAX_ITER)
