@@ -148,7 +148,7 @@ DHM_JOINTS = ("shoulder_1", "shoulder_2", "shoulder_3", "elbow", "wrist_1", "wri
 
 
 def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: float | None = None, *,
-            side: str = "right", height: float | None = None):
+            side: str = "right", height: float | None = None, elbow_max: float = 2.0 * math.pi / 3.0):
     """The 7-DoF arm of Lamb, Lee, Billing, Hogberg & Yang, "FABRIK Solver for DHM: A Pilot Study"
     (Table 1), as a ``fabrik.Arm`` in centimetres, built with the standard DH convention.
 
@@ -182,8 +182,10 @@ def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: 
     Elbow: theta_4 = pi/2 + q4. The upper arm arrives along +y3, and DH frame 4 puts the forearm
     along x4 = cos(theta_4) x3 + sin(theta_4) y3 = -sin(q4) x3 + cos(q4) y3, so q4 is the
     flexion angle itself: 0 a straight arm, the forearm turning by q4 from the upper arm's line
-    (the inner elbow angle is pi - q4). Its limits are the study's 0-120 degrees,
-    [0, 2 pi / 3]; the other joints are unlimited, as in the study.
+    (the inner elbow angle is pi - q4). Its limits are [0, ``elbow_max``], radians: by default
+    the study's 0-120 degrees (2 pi / 3; the normal range of elbow flexion is 0-150 degrees,
+    American Academy of Orthopaedic Surgeons, *Joint Motion: Method of Measuring and Recording*,
+    1965); the other joints are unlimited, as in the study.
 
     ``side="left"`` mirrors the right arm across the base x0-y0 plane
     (``Arm.mirrored([0, 0, 1])``), taking the zero pose's elbow axis z0 as the body's
@@ -207,7 +209,10 @@ def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: 
             (0.0, 0.0, half, 0.0),
             (half, 0.0, half, 0.0),
             (0.0, lengths["hand"], 0.0, 0.0)]
-    limits = [None, None, None, (0.0, 2.0 * math.pi / 3.0), None, None, None]
+    elbow_max = check_positive(elbow_max, "elbow_max")
+    if elbow_max > math.pi:
+        raise ValueError(f"elbow_max must be at most pi (radians), got {elbow_max!r}")
+    limits = [None, None, None, (0.0, elbow_max), None, None, None]
     arm = Arm.from_dh(rows, limits=limits, names=DHM_JOINTS, base_name=f"{side}_shoulder",
                       tip_name=f"{side}_fingertip")
     return arm if side == "right" else arm.mirrored([0.0, 0.0, 1.0])

@@ -5,6 +5,8 @@
   Figure 11 and 12 PNGs.
 - ``fabrik bench tracking [--methods ...] [--steps N] [--max-iter N] [--json PATH] [--plot DIR]``: a target on a
   sinusoidal path in and out of reach, each step warm-started from the last pose.
+- ``fabrik bench arm FILE.bvh [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
+  [--plot DIR]``: the DHM pilot study, a 7-joint arm tracked from the recorded tip pose.
 """
 
 from __future__ import annotations
@@ -46,7 +48,48 @@ def add_parser(sub) -> None:
     tracking.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     tracking.add_argument("--plot", metavar="DIR", help="write the tracking PNG into DIR")
     tracking.set_defaults(func=run_tracking_cmd)
+    arm = kinds.add_parser("arm", help="the DHM study: a 7-joint arm tracked from the recorded tip pose of BVH takes")
+    arm.add_argument("files", nargs="+", metavar="FILE.bvh", help="recorded takes")
+    arm.add_argument("--side", choices=("left", "right", "both"), default="both", help="which arm (default both)")
+    arm.add_argument("--joints", metavar="SHOULDER,ELBOW,WRIST,TIP",
+                     help="the arm's joint names (default: found by name for CMU, Mixamo and Unreal rigs)")
+    arm.add_argument("--methods", default="fabrik,ccd,jacobian-dls",
+                     help="comma-separated arm methods (default fabrik,ccd,jacobian-dls)")
+    arm.add_argument("--frames", metavar="START:STOP[:STEP]", help="a slice of each take's frames")
+    arm.add_argument("--elbow-max", type=float, default=150.0,
+                     help="the elbow's flexion limit in degrees (default 150, the normal range; the study's own "
+                          "is 120)")
+    arm.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    arm.add_argument("--plot", metavar="DIR", help="write the study's Figure 4 (recorded and predicted angles) per arm")
+    arm.set_defaults(func=run_arm)
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
+
+
+def run_arm(args: argparse.Namespace) -> int:
+    """``bench arm``: the DHM pilot study on recorded takes (``fabrik_experiments.arm_study``)."""
+    import math
+
+    from fabrik.solvers.api import methods
+    from fabrik_experiments.arm_study import plot_angles, run_study
+
+    chosen = parse_methods(args.methods, methods("arm"))
+    joints = None if args.joints is None else [j.strip() for j in args.joints.split(",")]
+    if not 0.0 < args.elbow_max <= 180.0:
+        raise ValueError(f"--elbow-max must be in (0, 180] degrees, got {args.elbow_max}")
+    prepare_output(args.json, "--json")
+    prepare_output(args.plot, "--plot", folder=True)
+    sides = ("left", "right") if args.side == "both" else (args.side,)
+    study = run_study(args.files, sides=sides, joints=joints, methods=chosen, frames=args.frames,
+                      elbow_max=math.radians(args.elbow_max), progress=show_progress())
+    print(study.table())
+    if args.json:
+        print(f"wrote {write_json(args.json, study.to_json())}")
+    if args.plot:
+        for take, tracks in zip(study.takes, study.tracks):
+            path = Path(args.plot) / f"arm_{Path(take.source).stem}_{take.side}.png"
+            plot_angles(take, tracks, path)
+            print(f"wrote {path}")
+    return 0
 
 
 def run_chain(args: argparse.Namespace) -> int:

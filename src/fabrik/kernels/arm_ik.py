@@ -307,7 +307,7 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
 
 @njit(cache=True)
 def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, target_R, oriented, q_prev, tol, otol,
-              max_iter, scale):
+              max_iter, scale, plane_rule=0):
     """Solve a 7-joint S-R-S arm for a tip target (module docstring).
 
     ``wrist_in_tip`` (3,): the wrist centre in tip coordinates; ``gaps`` (2,): the range of the
@@ -338,6 +338,20 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
     if oriented:
         goal = target_p + _mv(target_R, wrist_in_tip)
         E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev)
+        if plane_rule == 1:
+            # the study's hinge plane: through S and W, across the wrist's second axis (joint 6)
+            # as the hand now holds it (its previous angle to the hand kept)
+            a5 = _mv(target_R, _mtv(frames[m], _mv(frames[5], axes[5])))
+            u = W - S
+            n = np.cross(a5, u)
+            nn = np.sqrt(_dot(n, n))
+            if nn > FLAT * scale * scale:
+                v = np.cross(n / nn, u / np.sqrt(_dot(u, u)))
+                c = S + _dot(E - S, u) / _dot(u, u) * u
+                r = np.sqrt(_dot(E - c, E - c))
+                E1 = c + r * v
+                E2 = c - r * v
+                E = E1 if _dot(E1 - E0, E1 - E0) <= _dot(E2 - E0, E2 - E0) else E2
         it = 1
         R_tip = target_R.copy()
     else:
@@ -472,3 +486,18 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
             best[:] = trial
     for j in range(7):
         q[j] = min(max(best[j], lower[j]), upper[j])
+
+
+@njit(cache=True)
+def srs_angles(axes, origins, tip, lower, upper, E, W, R_tip, q_prev, scale):
+    """The seven angles of an S-R-S arm that put its elbow on E, its wrist centre on W and its tip
+    frame at ``R_tip`` (the shoulder is fixed), nearest ``q_prev`` (step 3 of the module
+    docstring, for a pose known in full, e.g. a recording). E and W must lie at the upper arm's
+    and the forearm's lengths; an elbow outside its range is clipped into it."""
+    positions = np.empty((8, 3))
+    frames = np.empty((8, 3, 3))
+    forward_arm(axes, origins, tip, q_prev, positions, frames)
+    q = q_prev.copy()
+    _angles(axes, origins, tip, lower, upper, q_prev, positions[0].copy(), E, W, R_tip, _mv(frames[3], axes[3]),
+            origins[3][:3, 3].copy(), origins[4][:3, 3].copy(), _mv(origins[3][:3, :3], axes[3]), scale, q)
+    return q

@@ -23,8 +23,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fabrik._validation import check_tol
-from fabrik.kernels.arm_ik import sp1, srs_solve
+from fabrik._validation import check_positive, check_tol
+from fabrik.kernels.arm_ik import sp1, srs_angles, srs_solve
+from fabrik.kernels.arm_methods import ccd_arm, dls_arm
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
 from fabrik.solvers.registry import Solver, add
@@ -84,11 +85,24 @@ class ArmShape:
                 gaps.append(gap)
         self.gaps = np.array([min(gaps) * (1.0 - 1e-12), max(gaps) * (1.0 + 1e-12)])
         self.reach = float(arm.reach)
-        self.rest = np.ascontiguousarray(np.clip(q0, arm.lower, arm.upper))
 
 
 def arm_shape(arm) -> ArmShape:
     return cached(arm, "arm_shape", lambda: ArmShape(arm))
+
+
+def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
+    """The joint angles (m,) of a 7-joint S-R-S arm (``ArmShape``) that put its elbow at ``elbow``
+    (3,), its wrist centre at ``wrist`` (3,) and its tip frame at ``tip_rotation`` (3, 3), all in
+    the base frame, nearest ``previous`` (m,) (default the rest angles): how a recorded arm pose
+    becomes joint angles. The elbow and wrist must lie at the upper arm's and forearm's lengths
+    from the shoulder and the elbow; an elbow outside its range is clipped into it."""
+    arm_shape(arm)
+    axes, origins, tip = arm._kernel
+    start = _start(arm, None if previous is None else np.ascontiguousarray(previous, dtype=np.float64))
+    return srs_angles(axes, origins, tip, arm._kernel_lower, arm._kernel_upper,
+                      np.ascontiguousarray(elbow, dtype=np.float64), np.ascontiguousarray(wrist, dtype=np.float64),
+                      np.ascontiguousarray(tip_rotation, dtype=np.float64), start, float(arm.reach))
 
 
 def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
@@ -96,10 +110,10 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
     shape = arm_shape(arm)
     axes, origins, tip = arm._kernel
     oriented = rotation is not None
-    q, positions, frames, it, err, oerr, code = srs_solve(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, shape.wrist_in_tip,
-                                       shape.gaps, target, rotation if oriented else _IDENTITY, oriented,
-                                       shape.rest if initial is None else initial, tol, options.orientation_tol,
-                                       max_iter, shape.reach)
+    q, positions, frames, it, err, oerr, code = srs_solve(
+        axes, origins, tip, arm._kernel_lower, arm._kernel_upper, shape.wrist_in_tip, shape.gaps, target,
+        rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol, max_iter,
+        shape.reach)
     return arm_solution("fabrik", q, positions, frames, it, err, oerr, code, oriented)
 
 
@@ -117,4 +131,55 @@ def arm_solution(method, q, positions, frames, iterations, error, orientation_er
 
 add("fabrik", "arm", Solver(solve_fabrik_arm, ArmOptions(), ARM_MAX_ITER, (srs_solve,)))
 
-__all__ = ["solve_fabrik_arm", "ArmOptions", "arm_shape", "arm_solution", "ARM_MAX_ITER"]
+
+
+@dataclass(frozen=True)
+class ArmDampedOptions(ArmOptions):
+    """Options of damped least squares on arms: ``orientation_tol`` as ``ArmOptions``;
+    ``damping`` (lambda, as a fraction of the arm's reach, > 0) and ``max_angle_step`` (radians)."""
+
+    damping: float = 0.05
+    max_angle_step: float = math.pi / 8
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "damping", check_positive(self.damping, "damping"))
+        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
+
+
+def _start(arm, initial):
+    return arm_shape_rest(arm) if initial is None else initial
+
+
+def arm_shape_rest(arm) -> np.ndarray:
+    """The rest angles (0) clipped into the limits: where a solve starts without ``initial``."""
+    return cached(arm, "rest_angles", lambda: np.ascontiguousarray(np.clip(np.zeros(arm.n_joints), arm.lower,
+                                                                           arm.upper)))
+
+
+def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
+    """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
+    axes, origins, tip = arm._kernel
+    oriented = rotation is not None
+    result = ccd_arm(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, target,
+                     rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol,
+                     max_iter, float(arm.reach))
+    return arm_solution("ccd", *result, oriented)
+
+
+def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
+    """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
+    axes, origins, tip = arm._kernel
+    oriented = rotation is not None
+    reach = float(arm.reach)
+    result = dls_arm(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, target,
+                     rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol,
+                     max_iter, reach, options.damping * reach, options.max_angle_step)
+    return arm_solution("jacobian-dls", *result, oriented)
+
+
+add("ccd", "arm", Solver(solve_ccd_arm, ArmOptions(), ARM_MAX_ITER, (ccd_arm,)))
+add("jacobian-dls", "arm", Solver(solve_dls_arm, ArmDampedOptions(), 10 * ARM_MAX_ITER, (dls_arm,)))
+
+__all__ = ["solve_fabrik_arm", "arm_angles", "solve_ccd_arm", "solve_dls_arm", "ArmOptions", "ArmDampedOptions", "arm_shape",
+           "arm_solution", "ARM_MAX_ITER"]

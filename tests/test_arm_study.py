@@ -1,0 +1,115 @@
+"""The DHM study on recorded motion (``fabrik bench arm``): set-up, recorded angles, tracking."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fabrik
+from fabrik_experiments.arm_study import arm_joints, arm_take, run_study, track
+from fabrik_experiments.sample_motion import sample_walk
+
+MOCAP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return sample_walk(n_frames=60)
+
+
+def test_arm_joints_are_found_by_name_and_refused_clearly(walk):
+    skeleton, _ = walk
+    assert [skeleton.names[j] for j in arm_joints(skeleton, "left")] == ["LeftArm", "LeftForeArm", "LeftHand",
+                                                                          "LeftHand_End"]
+    legs = fabrik.Skeleton.from_positions(["hips", "knee", "foot"], [-1, 0, 1], [[0, 1, 0], [0, 0.5, 0], [0, 0, 0]])
+    with pytest.raises(ValueError, match="no left arm found.*LeftArm, LeftForeArm, LeftHand"):
+        arm_joints(legs, "left")
+    with pytest.raises(ValueError, match="unknown joint"):
+        arm_joints(skeleton, "left", ["LeftArm", "LeftForeArm", "Nope", "LeftHand_End"])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_recorded_angles_reproduce_the_recording(walk, side):
+    skeleton, motion = walk
+    take = arm_take(skeleton, motion, side)
+    positions, frames = fabrik.forward(take.arm, take.recorded)
+    scale = take.arm.reach
+    np.testing.assert_allclose(positions[:, 3], take.positions[:, 1], atol=1e-9 * scale)  # elbows
+    np.testing.assert_allclose(positions[:, 4], take.positions[:, 2], atol=1e-9 * scale)  # wrists
+    np.testing.assert_allclose(positions[:, 7], take.positions[:, 3], atol=1e-9 * scale)  # tips
+    np.testing.assert_allclose(frames[:, 7], take.tip_frames, atol=1e-9)
+    assert take.fit_error <= 1e-9 * scale
+    # the shoulder is fixed at the base origin in the study's set-up
+    np.testing.assert_allclose(take.positions[:, 0], 0.0, atol=1e-12)
+
+
+def test_tracking_reaches_every_frame_and_starts_on_the_recording(walk):
+    skeleton, motion = walk
+    take = arm_take(skeleton, motion, "right")
+    for method in ("fabrik", "jacobian-dls"):
+        tr = track(take, method)
+        assert tr.reached.all(), method
+        np.testing.assert_allclose(tr.angles[0], take.recorded[0])
+        assert (tr.tip_errors <= take.tol).all()
+        assert take.arm.within_limits(tr.angles).all()
+
+
+def test_bench_arm_command_writes_the_table_json_and_figures(tmp_path, walk, capsys):
+    from fabrik.cli import main
+
+    skeleton, motion = walk
+    path = tmp_path / "walk.bvh"
+    fabrik.save_bvh(path, skeleton, motion)
+    out = tmp_path / "arm.json"
+    assert main(["bench", "arm", str(path), "--methods", "fabrik,ccd", "--json", str(out), "--plot",
+                 str(tmp_path / "img")]) == 0
+    text = capsys.readouterr().out
+    assert "study (Tab. 2)" in text and "fabrik" in text
+    data = json.loads(out.read_text())
+    rows = {r["method"]: r for r in data["results"]}
+    assert set(rows) == {"fabrik", "ccd"}
+    for key in ("per_joint_rmse_deg", "mean_rmse_deg", "mean_ee_error", "reached_fraction", "mean_iterations",
+                "frames_per_second"):
+        assert key in rows["fabrik"]
+    assert len(rows["fabrik"]["per_joint_rmse_deg"]) == 7
+    assert rows["fabrik"]["reached_fraction"] == 1.0
+    assert len(list((tmp_path / "img").glob("arm_walk_*.png"))) == 2
+    legs = tmp_path / "legs.bvh"
+    legs.write_text(LEGS_ONLY)
+    with pytest.raises(ValueError, match="no arm could be set up.*legs.bvh"):
+        run_study([str(legs)])
+
+
+LEGS_ONLY = """HIERARCHY
+ROOT hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT knee
+  {
+    OFFSET 0 -1 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 -1 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.0333
+0 0 0 0 0 0 0 0 0
+0 0 0 0 0 0 0 0 0
+"""
+
+
+@pytest.mark.mocap
+@pytest.mark.skipif(not MOCAP.is_dir(), reason="needs the real CMU takes in ../shared/data/mocap")
+def test_cmu_takes_both_arms_reached_and_fast():
+    study = run_study([MOCAP / "cmu_131_02.bvh"], frames="0:300")
+    rows = {r.method: r for r in study.rows}
+    assert rows["fabrik"].reached_fraction >= 0.995
+    assert len(study.takes) == 2
+    assert math.isfinite(rows["fabrik"].mean_rmse_deg)
