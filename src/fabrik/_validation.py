@@ -43,7 +43,6 @@ def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -
     return arr
 
 
-_FLOAT64 = np.dtype(np.float64)
 
 
 def as_point(value, name: str, dim: int) -> np.ndarray:
@@ -52,7 +51,7 @@ def as_point(value, name: str, dim: int) -> np.ndarray:
     A float64 ndarray of the right shape is returned as it is (not copied: solvers never write
     to their inputs), which keeps the single-solve hot path cheap.
     """
-    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.shape == (dim,) and value.strides == (8,):
+    if type(value) is np.ndarray and value.dtype.char == "d" and value.shape == (dim,) and value.strides == (8,):
         arr = value
     else:
         try:

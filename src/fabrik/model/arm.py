@@ -322,14 +322,13 @@ class Arm:
                 f"base={self.base_name!r}, tip={self.tip_name!r})")
 
 
-_FLOAT64 = np.dtype(np.float64)
 
 
 def check_angles(q, m: int) -> np.ndarray:
     """``q`` as C-contiguous float64 joint angles (radians) of shape (m,) or (N, m); ValueError
     unless they are finite real numbers of that shape. A float64 array of shape (m,) is used as
     it is (not copied; nothing writes to it)."""
-    if type(q) is np.ndarray and q.dtype is _FLOAT64 and q.shape == (m,) and q.strides == (8,):
+    if type(q) is np.ndarray and q.dtype.char == "d" and q.shape == (m,) and q.strides == (8,):
         arr = q
         if math.isfinite(math.hypot(*arr.tolist())):
             return arr

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from fabrik._validation import as_point, as_points, check_max_iter, check_tol
+from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
+from fabrik.kernels.vec import bounded
 from fabrik.model.chain import Chain
 from fabrik.solvers._embed import from3d, to3d_point, to3d_points
 from fabrik.kernels._cache_guard import announce_compile
@@ -14,6 +15,7 @@ from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES, Solution
 
 DEFAULT_TOL = 1e-3
+_F64 = np.dtype(np.float64)
 
 
 def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=None, root=None,
@@ -67,9 +69,12 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             rotation = _target_rotation(target[1], dim)
             target = target[0]
         target = as_point(target, "target", dim)
-        if initial is None:
+        if initial is None or (initial is model.rest_positions and dim == 3):
             initial = model._kernel_rest
             default_root = model._kernel_root
+        elif (type(initial) is np.ndarray and initial.dtype.char == "d" and initial.shape == model._kernel_rest.shape
+              and initial.flags.c_contiguous and initial.flags.writeable and bounded(initial, MAX_COORDINATE)):
+            default_root = initial[0]  # a warm start from a previous answer: checked without a copy
         else:
             initial = as_points(initial, "initial", dim=dim)
             if initial.shape[0] != model.n_joints:
@@ -77,11 +82,13 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             initial = to3d_points(initial)
             default_root = initial[0]
         root = default_root if root is None else to3d_point(as_point(root, "root", dim))
-        chosen = registry.route(method, "chain", limited=bool(model.constraints), oriented=rotation is not None)
+        key = (method, bool(model.constraints), rotation is not None)
+        chosen = _CHAIN_ROUTES.get(key)
+        if chosen is None:
+            chosen = _CHAIN_ROUTES[key] = registry.route(method, "chain", limited=key[1], oriented=key[2])
+            _first_use(chosen.chain)
         solver = chosen.chain
-        if solver not in _CHECKED:
-            _first_use(solver)
-        opts = chosen.options("chain", options)
+        opts = chosen.options("chain", options) if options else solver.defaults
         cap = solver.max_iter if max_iter is None else max_iter
         if dim == 3:
             return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
@@ -139,6 +146,9 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
 
 #: The solvers already checked for a first compile in this process.
 _CHECKED: set = set()
+#: (method name, limited, oriented) -> the chain method ``registry.route`` chose: the hot path of
+#: tracking loops looks it up instead of routing again.
+_CHAIN_ROUTES: dict = {}
 
 
 def _first_use(solver) -> None:

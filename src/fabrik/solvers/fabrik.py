@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabrik.kernels.fabrik_chain import fabrik_chain
 from fabrik.solvers.registry import Solver, add
-from fabrik.solvers.result import STATUSES, Solution
+from fabrik.solvers.result import STATUSES, Solution, plain_solution
 
 
 def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
@@ -14,7 +14,7 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
     is answered in one pass (the chain stretched straight at it, status ``unreachable``).
     """
     positions, iterations, error, code = fabrik_chain(initial, chain._kernel_lengths, target, root, tol, max_iter)
-    return Solution(positions, iterations, error, STATUSES[code], "fabrik")
+    return plain_solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
 add("fabrik", "chain", Solver(solve_fabrik_chain, kernels=(fabrik_chain,)), limited="fabrik-constrained",

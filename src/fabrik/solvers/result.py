@@ -55,6 +55,15 @@ class Solution(NamedTuple):
                 f"error={self.error:.3g}, positions=<{self.positions.shape[0]}x{self.positions.shape[1]}>)")
 
 
+_new_tuple = tuple.__new__
+
+
+def plain_solution(positions, iterations: int, error: float, status: str, method: str) -> Solution:
+    """``Solution(positions, iterations, error, status, method)`` without the NamedTuple's argument
+    handling (half its cost): the hot path of single-chain solves."""
+    return _new_tuple(Solution, (positions, iterations, error, status, method, None, _EMPTY, None))
+
+
 class SequenceSolution(NamedTuple):
     """The outcome of solving a run of F frames, each started from the frame before (an immutable
     record of arrays; ``fabrik.solvers.skeleton_fabrik.solve_skeleton_sequence``).
