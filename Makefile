@@ -20,7 +20,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# the runs behind docs/comparison.md (about 2 minutes)
+# the runs behind the first two tables of docs/results.md (about 2 minutes)
 bench: $(STAMP)
 	$(BIN)/fabrik bench chain --methods all --json benchmarks/results/table1_all.json --plot docs/img
 	$(BIN)/fabrik bench tracking --methods all --steps 1000 --json benchmarks/results/tracking.json --plot docs/img

@@ -15,8 +15,8 @@ shared machine's slow moments drop out):
 - ``sequence``: ``solve_skeleton_sequence``, all the frames in one compiled loop, as
   ``fabrik reconstruct`` runs the FABRIK row (the same answers, frame by frame).
 
-Prints microseconds per frame; numbers quoted in ``docs/reconstruction.md`` ("The speed of a
-frame") come from this. Run it with ``PYTHONPATH=<other checkout>/src`` to time another version
+Prints microseconds per frame (the FABRIK row's frames per second are in ``docs/results.md``).
+Run it with ``PYTHONPATH=<other checkout>/src`` to time another version
 of the package on the same machine.
 """
 

@@ -11,7 +11,7 @@ Runs ``fabrik reconstruct``'s default (unconstrained) FABRIK and DLS rows and pr
   median bend at the elbow, wrist and finger joint (degrees, the angle between the bone arriving
   at the joint and the bone leaving it) in the recording and in each reconstruction.
 
-The numbers quoted in ``docs/reconstruction.md`` ("Where the 131_03 gap lies") come from this.
+The per-take medians it starts from are those of ``docs/results.md`` ("Whole bodies from motion capture").
 """
 
 from __future__ import annotations

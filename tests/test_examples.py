@@ -46,3 +46,22 @@ def test_readme_code_runs_as_written(tmp_path, monkeypatch):
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
     assert (tmp_path / "copy.bvh").exists()
+
+
+@pytest.mark.parametrize("page", ["methods.md", "constraints.md", "mocap.md"])
+def test_docs_code_runs_as_written(page, tmp_path, monkeypatch):
+    """Each docs page's Python blocks, in order, with a walk of the project's own as ``walk.bvh``."""
+    import re
+
+    import fabrik
+    from fabrik_experiments.sample_motion import sample_walk
+
+    text = (EXAMPLES.parent / "docs" / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, f"docs/{page} has no python block"
+    skeleton, motion = sample_walk(n_frames=30)
+    monkeypatch.chdir(tmp_path)
+    fabrik.save_bvh("walk.bvh", skeleton, motion)
+    namespace = {"__name__": "docs"}
+    for block in blocks:
+        exec(compile(block, f"docs/{page}", "exec"), namespace)

@@ -13,7 +13,7 @@ reflected region, see ``limit_direction``); then bone i's own limit is applied a
 parent's frame as it stands (from the previous backward stage; the fixed root frame for bone 0).
 Applying the reversed child limit alone, as the paper describes, left constrained FABRIK stuck
 far more often (measured: 172 of 200 random circular-cone chains reached against 192 of 200 with
-both; see docs/constraints.md). The frame of bone i is rebuilt from the child frame with the joint's twist clamped, and
+both; see CHANGELOG.md). The frame of bone i is rebuilt from the child frame with the joint's twist clamped, and
 joint i goes at distance L_i behind joint i + 1.
 
 Backward stage (root -> effector): the root goes back to its base and each bone i takes the

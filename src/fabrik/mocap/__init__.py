@@ -16,8 +16,9 @@ reference node above the hips as the root), ``default_effectors`` / ``evaluated_
 which joints are followed and which are estimated, ``resolve_constraints`` reads limits,
 ``reconstruct_take`` / ``reconstruct_positions`` solve with one method through
 ``fabrik.solve_sequence``, and ``motion_from_positions`` / ``save_take`` turn positions back into
-rotations. Conventions: docs/conventions.md ("Motion capture"). The paper's comparison of every
-method on a take (``fabrik reconstruct``) is built on these, in ``fabrik_experiments.reconstruction``.
+rotations. Conventions: docs/conventions.md ("Indexing", BVH); usage: docs/mocap.md. The
+paper's comparison of every method on a take (``fabrik reconstruct``) is built on these, in
+``fabrik_experiments.reconstruction``.
 """
 
 from fabrik.mocap.export import motion_from_positions, save_take

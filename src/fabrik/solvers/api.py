@@ -34,8 +34,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             the root (the paper's moving-root case).
         tol: absolute tolerance on the effector-to-target distance, in the model's units (>= 0).
             The loop also stops when it makes no progress (the effector moves less than ``tol``
-            in an iteration and the error has stopped falling; docs/conventions.md, "Solves",
-            gives the full rule and what each ``status`` means).
+            in an iteration and the error has stopped falling; docs/conventions.md, "Statuses
+            and stopping rules", gives the full rule and what each ``status`` means).
         max_iter: iteration cap (>= 0); default depends on the method.
         **options: method-specific parameters (see each method's documentation). Skeleton
             FABRIK takes ``swing_limbs`` and ``rigid_sub_bases`` (tracking a body from frame to

@@ -31,8 +31,8 @@ Options (all keyword, passed through ``solve``; anything else raises ValueError)
   ``alpha = <e, J J^T e> / <J J^T e, J J^T e>``.
 
 Tuned variants ``"<name>-tuned"`` are the same methods with defaults found by a grid search on the
-paper's benchmark chain (10 joints, 9 bones of 100 units, tol 1e-3; see ``TUNED`` and
-docs/comparison.md for the search and its numbers), with lengths stored as multiples of the mean
+paper's benchmark chain (10 joints, 9 bones of 100 units, tol 1e-3; see ``TUNED``, docs/methods.md
+and, for their numbers, docs/results.md), with lengths stored as multiples of the mean
 bone length: transpose ``max_error_step`` 1 bone, ``max_angle_step`` pi/8; DLS and SVD-DLS
 ``damping`` 2 bones, ``max_error_step`` 1.5 bones, ``max_angle_step`` pi/4; SDLS
 ``max_error_step`` 0.2 bone, ``gamma_max`` pi/2. Options given explicitly override them.
