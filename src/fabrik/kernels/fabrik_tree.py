@@ -278,7 +278,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     return p, F, row_active, it, errors, MAX_ITERATIONS
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors):
     """Copy the pose, frames, active flags and errors into the best-so-far buffers by explicit
     loops (numba's slice assignment of 3D arrays costs microseconds per call)."""

@@ -1,8 +1,8 @@
 """Comparison methods for skeletons with several end effectors: CCD and Jacobian methods, compiled.
 
-The flattened tree is the one described in ``fabrik.kernels.fabrik_skeleton`` (plus the
+The flattened tree is the one described in ``fabrik.kernels.tree`` (plus the
 depth-first ``order`` / ``subtree_end`` / ``position`` arrays, see
-``fabrik.solvers.skeleton_fabrik.SkeletonArrays``). Both methods move joints only by rotating
+``fabrik.model.rig.Rig``). Both methods move joints only by rotating
 parts of the tree about a joint, so bone lengths stay as they are; every pose is in addition
 rebuilt once at the start and once at the end with each bone rescaled to its exact length, which
 removes rounding drift (zero-length bones stay zero).

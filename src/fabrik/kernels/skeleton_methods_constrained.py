@@ -1,6 +1,6 @@
 """CCD and Jacobian methods with joint limits on skeletons (several end effectors), compiled.
 
-The tree and limit tables are those of ``fabrik.kernels.fabrik_skeleton_constrained`` (parents,
+The tree and limit tables are those of ``fabrik.kernels.tree_limits`` (parents,
 lengths, rest_dirs, reach; ``Q[c] = R0[parent(c)]^T R0[c]``; packed ``limits`` rows, row j for
 the bones leaving joint j) plus the depth-first arrays of ``fabrik.kernels.skeleton_methods``.
 Frames follow the skeleton convention of ``fabrik.solvers.skeleton_fabrik_constrained``: ``F[i]``
@@ -26,7 +26,7 @@ parent's, ``F[0]`` is the root orientation (held fixed), and bone c is limited b
   (they move rigidly with it, as in constrained FABRIK).
 
 Both keep bone lengths exactly, never return NaN, and stop by the skeleton rules of
-``fabrik.kernels.fabrik_skeleton`` (reached / no progress -> stalled or unreachable / cap), plus
+``fabrik.kernels.fabrik_tree`` (reached / no progress -> stalled or unreachable / cap), plus
 the no-progress window of constrained skeleton FABRIK: after ``NO_PROGRESS_WINDOW`` iterations in
 which the largest effector error never fell by ``PROGRESS_FRACTION`` below the best seen, the
 solve stops with the best pose seen (limits clamped against a step can make a method cycle).

@@ -607,7 +607,7 @@ def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
         transport(out[i], G, d[0], d[1], d[2])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
     """Restrict the desired frame F[i] of the bone q -> i by row q of ``limits`` against its
     reference F[q] @ Q[i]: the closed forms where ``circ`` or ``hcs`` flag the row, else a cheap
@@ -622,7 +622,7 @@ def own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def forward_limited(p, F, i, q, eps, parents, Q, limits, circ, hcs, own_start, own_list, active, P3, D3, G, R, T, d,
                     h):
     """The forward stage's frame for joint i (placed at ``p[i]``, with a non-zero bone from its

@@ -276,7 +276,7 @@ def limb_tops(parents: np.ndarray, lengths: np.ndarray, rest: np.ndarray,
     or shoulder joint, past any short or zero-length pelvis and collar bones, which thus do not
     swing. Where the pivot lies inside the branch and carries twist branches, the entry is
     -(pivot + 1): everything below the pivot swings, its twist bones too (``limb_span`` in
-    ``fabrik.kernels.fabrik_skeleton``).
+    ``fabrik.kernels.tree``).
 
     Returns the entries as an int64 array, ancestors first (ordered by the joint they hang
     from). Empty for a skeleton without branches.

@@ -4,7 +4,7 @@ Use it through ``fabrik.solve(skeleton, targets={"LeftHand": xyz, ...})`` (metho
 the default) or, in a tight loop over frames, through :func:`solve_skeleton_arrays`, which takes
 arrays and skips the per-call dictionary work.
 
-What the solver does (details in ``fabrik.kernels.fabrik_skeleton``):
+What the solver does (details in ``fabrik.kernels.fabrik_tree``):
 
 * every targeted joint is an end effector; targets may sit on inner joints (section 4.2), which
   are then pinned during the forward stage, and the part of the tree beyond them is solved from
@@ -18,7 +18,7 @@ What the solver does (details in ``fabrik.kernels.fabrik_skeleton``):
   has one), and the start pose is first moved with it, as every method of the library starts
   (CCD and the Jacobian methods too); bone lengths are kept exactly, zero-length bones (common in BVH files) included.
 
-The tree is flattened to arrays once per skeleton (cached on the skeleton object) and the whole
+The tree is prepared once per skeleton (``fabrik.model.rig``) and the whole
 iteration loop runs inside one compiled kernel call.
 """
 
@@ -89,7 +89,7 @@ _DEFAULT_TOL = 1e-3
 
 
 
-def target_arrays(skeleton, targets, arrays: SkeletonArrays | None = None) -> tuple[np.ndarray, np.ndarray, list]:
+def target_arrays(skeleton, targets, arrays: Rig | None = None) -> tuple[np.ndarray, np.ndarray, list]:
     """Convert ``{joint: xyz}`` to (indices (k,) int64, positions (k, 3) float64, names).
 
     Keys are joint names (or integer joint indices); values finite 3-vectors. Raises ValueError

@@ -66,7 +66,9 @@ matrix), or ``"free"`` (refitted every iteration); default: held at the initial 
 its targets before the first iteration, as for method ``"fabrik"``; default False.
 
 Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (names, in skeleton order, of the
-joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,).
+joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,), and,
+computed when read, ``local_rotations`` (n, 4) (x, y, z, w quaternions of each frame relative to
+its parent's), ``swing_angles`` and ``twist_angles`` (n,) radians (``ConstrainedExtras``).
 """
 
 from __future__ import annotations
