@@ -35,3 +35,25 @@ def test_compile_notice_appears_once_when_a_kernel_is_not_cached(tmp_path):
     out = run(code)
     assert out.returncode == 0, out.stderr
     assert out.stderr.count("fabrik: compiling the numba kernels") == 1
+
+
+def test_complex_boolean_and_object_inputs_are_refused_by_name():
+    import numpy as np
+    import pytest
+
+    import fabrik
+
+    two = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    for bad, word in ((two + 1j, "complex"), (two.astype(object), "object"), (two > 0.5, "boolean")):
+        with pytest.raises(ValueError, match=f"points must be real numbers.*{word}"):
+            fabrik.Chain.from_positions(bad)
+    chain = fabrik.Chain.straight(3)
+    with pytest.raises(ValueError, match="target must be real numbers.*complex"):
+        fabrik.solve(chain, np.array([1.0, 1.0, 0.0]) + 1j)
+    with pytest.raises(ValueError, match="initial must be real numbers.*boolean"):
+        fabrik.solve(chain, [1.0, 1.0, 0.0], initial=np.ones((3, 3), dtype=bool))
+    body = fabrik.models.humanoid()
+    with pytest.raises(ValueError, match="targets.*real numbers.*complex"):
+        fabrik.solve(body, targets={"l_wrist": np.array([0.3, 1.2, 0.4]) + 1j})
+    with pytest.raises(ValueError, match=r"targets\['l_wrist'\] must be real numbers"):
+        fabrik.solve_sequence(body, {"l_wrist": np.zeros((2, 3), dtype=complex)})

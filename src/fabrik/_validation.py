@@ -18,16 +18,28 @@ import numpy as np
 MAX_COORDINATE = 1e75
 
 
+def real_numbers(value, name: str) -> np.ndarray:
+    """``value`` as a float64 array, refusing complex, boolean, object and string values with a
+    ValueError naming ``name`` (NumPy would drop an imaginary part with only a warning, and read
+    True as 1)."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if raw.dtype.kind not in "iuf":
+        kind = {"c": "complex", "b": "boolean", "O": "object (not numbers)", "U": "text", "S": "text"}.get(
+            raw.dtype.kind, str(raw.dtype))
+        raise ValueError(f"{name} must be real numbers (int or float), got {kind} values")
+    return raw.astype(np.float64, copy=False)
+
+
 def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -> np.ndarray:
     """Return ``value`` as a fresh C-contiguous float64 array of shape (n, d), d in {2, 3}.
 
     Raises ValueError when the shape is wrong, there are fewer than ``min_count`` points, the
     dimension differs from ``dim`` (when given) or any coordinate is NaN or infinite.
     """
-    try:
-        arr = np.array(value, dtype=np.float64, copy=True, order="C")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    arr = np.array(real_numbers(value, name), dtype=np.float64, copy=True, order="C")
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):
         raise ValueError(f"{name} must have shape (n, 2) or (n, 3), got shape {arr.shape}")
     if dim is not None and arr.shape[1] != dim:
@@ -54,10 +66,9 @@ def as_point(value, name: str, dim: int) -> np.ndarray:
     if type(value) is np.ndarray and value.dtype.char == "d" and value.shape == (dim,) and value.strides == (8,):
         arr = value
     else:
-        try:
-            arr = np.ascontiguousarray(value, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a point of {dim} numbers: {exc}") from None
+        if isinstance(value, (list, tuple)) and any(v is None for v in value):
+            raise ValueError(f"{name} contains None: {list(value)!r}")
+        arr = np.ascontiguousarray(real_numbers(value, name))
         if arr.shape != (dim,):
             raise ValueError(f"{name} must have shape ({dim},) to match the model, got shape {arr.shape}")
     coords = arr.tolist()

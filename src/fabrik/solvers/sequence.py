@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import MAX_COORDINATE, as_points
+from fabrik._validation import MAX_COORDINATE, as_points, real_numbers
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL, solve
@@ -96,10 +96,7 @@ def _paths(targets) -> np.ndarray:
         raise ValueError("targets must be a non-empty mapping {joint_name: (F, 3) path}")
     paths = []
     for key, value in targets.items():
-        try:
-            path = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"targets[{key!r}] must be an (F, 3) array of numbers") from None
+        path = real_numbers(value, f"targets[{key!r}]")
         if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
             raise ValueError(f"targets[{key!r}] must have shape (F, 3) with F >= 1, got {path.shape}")
         if path.shape[0] != (paths[0].shape[0] if paths else path.shape[0]):

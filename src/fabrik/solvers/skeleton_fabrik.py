@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
+from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol, real_numbers
 from fabrik.kernels.fabrik_tree import fabrik_tree, fabrik_tree_frames
 from fabrik.kernels.tree import BAD_INDEX, BAD_ROOT
 from fabrik.kernels.vec import all_finite3
@@ -118,7 +118,7 @@ def target_arrays(skeleton, targets, arrays: Rig | None = None) -> tuple[np.ndar
     if len(set(names)) != len(names):
         raise ValueError("targets: the same joint is given twice (by name and by index)")
     try:
-        positions = np.array(list(targets.values()), dtype=np.float64)
+        positions = np.array(real_numbers(list(targets.values()), "targets"), dtype=np.float64)
         good = positions.shape == (len(targets), 3) and bool(np.abs(positions).max() < MAX_COORDINATE)
     except (TypeError, ValueError):
         good = False
@@ -174,9 +174,12 @@ def raise_kernel_error(code: int, skeleton, indices) -> None:
     raise ValueError(f"solver failed with code {code}")
 
 
-def _writable(value, dtype) -> np.ndarray:
+def _writable(value, dtype, name: str = "input") -> np.ndarray:
     """``value`` as a C-contiguous, writable array of ``dtype`` (copied only when needed: numba
-    compiles read-only arrays as a separate type)."""
+    compiles read-only arrays as a separate type); float64 inputs must be real numbers
+    (``real_numbers``, naming ``name``)."""
+    if dtype is np.float64 and not (type(value) is np.ndarray and value.dtype.char == "d"):
+        value = real_numbers(value, name)
     arr = np.ascontiguousarray(value, dtype=dtype)
     return arr if arr.flags.writeable else arr.copy()
 
@@ -272,8 +275,8 @@ def array_inputs(n: int, target_indices, target_positions, initial, root):
     gives ``initial[0]`` with ``root_from_target`` True. ValueError names a wrong shape or a
     non-finite value."""
     idx = _writable(target_indices, np.int64)
-    pos = _writable(target_positions, np.float64)
-    p0 = _writable(initial, np.float64)
+    pos = _writable(target_positions, np.float64, "target_positions")
+    p0 = _writable(initial, np.float64, "initial")
     k = idx.shape[0] if idx.ndim == 1 else -1
     if k < 1 or pos.shape != (k, 3):
         raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (k, 3); "
@@ -285,7 +288,7 @@ def array_inputs(n: int, target_indices, target_positions, initial, root):
         r = p0[0].copy()
     else:
         root_from_target = False
-        r = _writable(root, np.float64)
+        r = _writable(root, np.float64, "root")
         if r.shape != (3,):
             raise ValueError(f"root must have shape (3,), got {r.shape}")
     if not all_finite3(pos, p0, r):
@@ -360,8 +363,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     arrays = rig(skeleton)
     n = arrays.parents.shape[0]
     idx = _writable(target_indices, np.int64)
-    pos = _writable(target_positions, np.float64)
-    p0 = _writable(initial, np.float64)
+    pos = _writable(target_positions, np.float64, "target_positions")
+    p0 = _writable(initial, np.float64, "initial")
     k = idx.shape[0] if idx.ndim == 1 else -1
     if k < 1 or pos.ndim != 3 or pos.shape[1:] != (k, 3) or pos.shape[0] < 1:
         raise ValueError(f"target_indices must have shape (k,) with k >= 1 and target_positions (F, k, 3) with "
@@ -373,7 +376,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     if root_from_target:
         rts = np.repeat(p0[:1], frames, axis=0)
     else:
-        rts = _writable(roots, np.float64)
+        rts = _writable(roots, np.float64, "roots")
         if rts.shape != (frames, 3):
             raise ValueError(f"roots must have shape ({frames}, 3), one per frame of target_positions, got {rts.shape}")
     if not all_finite3(pos, p0, rts):

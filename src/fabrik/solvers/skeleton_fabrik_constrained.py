@@ -162,7 +162,7 @@ def frames_from_pose(skeleton, positions) -> np.ndarray:
     bone by the smallest rotation. This is what a solve uses when ``initial_frames`` is not given.
     """
     arrays = rig(skeleton)
-    p = _writable(positions, np.float64)
+    p = _writable(positions, np.float64, "positions")
     if p.shape != (skeleton.n_joints, 3) or not np.isfinite(p).all():
         raise ValueError(f"positions must be finite with shape ({skeleton.n_joints}, 3), got {p.shape}")
     out = np.empty((skeleton.n_joints, 3, 3))
@@ -171,7 +171,7 @@ def frames_from_pose(skeleton, positions) -> np.ndarray:
 
 
 def _check_frames(frames, n: int, name: str = "initial_frames") -> np.ndarray:
-    F = _writable(frames, np.float64)
+    F = _writable(frames, np.float64, name)
     if F.shape != (n, 3, 3):
         raise ValueError(f"{name} must have shape ({n}, 3, 3), got {F.shape}")
     if not np.isfinite(F).all():
@@ -336,7 +336,7 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
     idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
     frames = None
     if initial_frames is not None:
-        frames = _writable(initial_frames, np.float64)
+        frames = _writable(initial_frames, np.float64, "initial_frames")
         if frames.shape != (n, 3, 3):
             raise ValueError(f"initial_frames must have shape ({n}, 3, 3), got {frames.shape}")
         if not math.isfinite(frames.sum()):
