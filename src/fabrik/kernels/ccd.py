@@ -18,7 +18,7 @@ from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v, inner_reach
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall,
-                                      effector_stalled, unavoidable_error)
+                                      effector_stalled, stall_tol, stretched_to_rounding, unavoidable_error)
 
 @njit(cache=True, error_model="numpy")
 def unit_or(vx, vy, vz, out, fallback, eps):
@@ -211,8 +211,10 @@ def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
+        if stretched_to_rounding(err, dist, total):
+            return p, it, err, UNREACHABLE
         drop = prev_err - err
-        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
+        if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
             verdict = bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1

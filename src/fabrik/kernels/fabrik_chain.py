@@ -12,7 +12,7 @@ from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, cha
                                 fallback_direction, inner_reach, place_on_line, reach_sweep)
 
 from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall, effector_stalled,
-                                      max_joint_move, unavoidable_error)
+                                      max_joint_move, stall_tol, unavoidable_error)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -185,7 +185,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         drop = prev_err - err
         if check_pose:
             check_pose = False
-            if max_joint_move(p, snapshot) < tol:
+            if max_joint_move(p, snapshot) < stall_tol(tol, scale):
                 # Stuck short of where the chain can come: the straight-chain singularity of
                 # section 5.4, or a chain within rounding of it (straight or folded; a target
                 # inside the inner reach on the line of a chain folded the wrong way). Bend it
@@ -205,7 +205,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                     return p, it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the
         # second, whole-pose check above before a stall is declared
-        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
+        if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
             check_pose = True
     return p, it, err, MAX_ITERATIONS
 

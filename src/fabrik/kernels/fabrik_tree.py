@@ -42,7 +42,8 @@ from numba import njit
 from fabrik.kernels.rigid_groups import fit_groups, place_group_centre, place_group_members, seat_group
 from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
 from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED,
-                                      UNREACHABLE, effectors_stalled, max_joint_move, remember_pose, still_converging)
+                                      UNREACHABLE, effectors_stalled, max_joint_move, remember_pose, stall_tol,
+                                      still_converging)
 from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, move_to_root, rebuild_lengths,
                                  swing_limbs, tree_setup)
 from fabrik.kernels.tree_limits import backward_stage, fit_root_frame, forward_limited
@@ -255,7 +256,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             goal[:, :] = targets
         if check_pose:
             check_pose = False
-            if max_joint_move(p, snapshot) < tol:
+            if max_joint_move(p, snapshot) < stall_tol(tol, scale):
                 if can_release:
                     can_release = False
                     for g in range(n_groups):
@@ -271,7 +272,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 # largest error is still on course to tol keep the solve going
                 if unreachable or not still_converging(err, prev_err, last_drop, older_drop, tol):
                     return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
-        if effectors_stalled(p, before, target_idx, tol, err, prev_err):
+        if effectors_stalled(p, before, target_idx, stall_tol(tol, scale), err, prev_err):
             check_pose = True
     if best_err < err:
         return best_p, best_F, best_active, it, best_errors, MAX_ITERATIONS

@@ -20,7 +20,8 @@ from numba import njit
 from fabrik.kernels.ccd import BENT, bend_or_stop, rotate_tail_vec, start_pose
 from fabrik.kernels.vec import chain_scale, dist3v, inner_reach
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, confirm_stall, effector_stalled
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall, effector_stalled,
+                                      stall_tol, stretched_to_rounding)
 
 TRANSPOSE, DLS, SVD_DLS, SDLS = 0, 1, 2, 3
 
@@ -335,8 +336,10 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
         err = dist3v(p, last, target)
         if err <= tol:
             return p, it, err, REACHED
+        if stretched_to_rounding(err, dist, total):
+            return p, it, err, UNREACHABLE
         drop = prev_err - err
-        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
+        if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
             verdict = bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends)
             if verdict == BENT:
                 bends += 1

@@ -27,7 +27,8 @@ from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL
 from fabrik.kernels.frames import axis_angle_matrix, frames_along, planarise, rotate_frame, transport, twist_about_y, \
     twist_between
 from fabrik.kernels.jacobian import clamped_error, fill_jacobian, jacobian_step
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled
+from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, effector_stalled, stall_tol,
+                                      stretched_to_rounding)
 from fabrik.kernels.vec import TINY, chain_scale, dist3v
 
 
@@ -165,7 +166,9 @@ def jacobian_constrained(initial, lengths, target, root, limits, root_frame, pla
         err = dist3v(p, last, target)
         if err <= tol:
             return p, frames, active, it, err, 0.0, REACHED
-        if effector_stalled(p, last, px, py, pz, tol, err, prev_err):
+        if stretched_to_rounding(err, dist, total):
+            return p, frames, active, it, err, 0.0, UNREACHABLE
+        if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
             bent[:, :] = p
             if bends < MAX_ESCAPES and fold_stuck_chain(bent, lengths, target, err, tol, scale):
                 for i in range(last):

@@ -18,7 +18,7 @@ first). Status codes and the stopping rules are those of ``fabrik_skeleton``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, pose_check, remember_pose, stall_tol
 from fabrik.kernels.tree import effector_errors, rebuild_lengths, tree_setup
 from fabrik.kernels.frames import axis_angle_matrix, rotation_between
 from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_paths
@@ -236,7 +236,7 @@ def ccd_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, positio
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
         if err <= tol:
             break
-        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, stall_tol(tol, scale), check_pose)
         if stalled and bends < MAX_ESCAPES and fold_stuck_paths(p, parents, lengths, slot, order, subtree_end,
                                                                 position, target_idx, targets, errors, tol, scale):
             bends += 1
@@ -342,7 +342,7 @@ def jacobian_skeleton(parents, lengths, rest_dirs, reach, order, subtree_end, po
         err, moved = _moved_and_errors(p, before, target_idx, targets, errors)
         if err <= tol:
             break
-        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+        stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, stall_tol(tol, scale), check_pose)
         if stalled and bends < MAX_ESCAPES and fold_stuck_paths(p, parents, lengths, slot, order, subtree_end,
                                                                 position, target_idx, targets, errors, tol, scale):
             bends += 1

@@ -50,6 +50,7 @@ from fabrik.kernels.stopping import (
     UNREACHABLE,
     pose_check,
     remember_pose,
+    stall_tol,
 )
 from fabrik.kernels.vec import TINY
 
@@ -57,7 +58,7 @@ from fabrik.kernels.vec import TINY
 
 @njit(cache=True, error_model="numpy")
 def progress_check(p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
-                   check_pose, snapshot, tol, unreachable):
+                   check_pose, snapshot, tol, unreachable, scale):
     """The stopping rules after one iteration of a constrained comparison method.
 
     Reached within ``tol``; the best pose so far is kept, and after ``NO_PROGRESS_WINDOW``
@@ -80,7 +81,7 @@ def progress_check(p, F, best_p, best_F, target_idx, targets, errors, err, prev_
                 F[:, :, :] = best_F
                 err = effector_errors(p, target_idx, targets, errors)
             return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
-    stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, tol, check_pose)
+    stalled, check_pose = pose_check(p, snapshot, moved, err, prev_err, stall_tol(tol, scale), check_pose)
     if stalled:
         return (UNREACHABLE if unreachable else STALLED), err, best_err, since_best, check_pose
     return -1, err, best_err, since_best, check_pose
@@ -302,7 +303,7 @@ def ccd_skeleton_constrained(parents, lengths, rest_dirs, reach, order, subtree_
         moved = _moved(p, before, target_idx)
         code, err, best_err, since_best, check_pose = progress_check(
             p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
-            check_pose, snapshot, tol, unreachable)
+            check_pose, snapshot, tol, unreachable, scale)
         if code >= 0:
             return p, F, row_active, it, errors, code
     return p, F, row_active, it, errors, MAX_ITERATIONS
@@ -394,7 +395,7 @@ def jacobian_skeleton_constrained(parents, lengths, rest_dirs, reach, Q, limits,
         moved = _moved(p, before, target_idx)
         code, err, best_err, since_best, check_pose = progress_check(
             p, F, best_p, best_F, target_idx, targets, errors, err, prev_err, best_err, since_best, moved,
-            check_pose, snapshot, tol, unreachable)
+            check_pose, snapshot, tol, unreachable, scale)
         if code >= 0:
             return p, F, row_active, it, errors, code
     if err <= tol:

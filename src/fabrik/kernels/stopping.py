@@ -15,6 +15,27 @@ from numba import njit
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
 
+#: Movements below this fraction of the model's size count as none in the no-progress tests,
+#: whatever ``tol`` is: below it they are rounding (a tol of 1e-12 on a chain of 1e12-unit bones
+#: never saw its effector stop moving, and a damped least squares solve ran for ever).
+STALL_FLOOR = 1e-12
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def stall_tol(tol, scale):
+    """The distance the no-progress tests use: ``tol``, or ``STALL_FLOOR`` of the model's ``scale``
+    when that is larger."""
+    return max(tol, STALL_FLOOR * scale)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def stretched_to_rounding(err, dist, total):
+    """True when a chain of total length ``total`` is as close as it can come, to rounding
+    (``STALL_FLOOR`` of the distance), to a target ``dist`` from its root beyond its reach: far
+    out a method's steps swing the chain by rounding without changing the error at all."""
+    return dist > total and err - (dist - total) <= STALL_FLOOR * dist
+
+
 #: Fraction of the error an iteration must remove to count as progress. FABRIK converges
 #: linearly, so near a reachable target the effector's steps shrink below ``tol`` a few
 #: iterations before the error does; requiring the error to stall too avoids stopping early.
