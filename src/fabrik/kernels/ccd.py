@@ -123,7 +123,7 @@ def bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, b
     is as close to it as the chain can come (within ``tol``), else ``STALLED``."""
     if bends < MAX_ESCAPES and fold_stuck_chain(p, bone_lengths, target, err, tol, scale):
         return BENT
-    short = err > unavoidable_error(dist, total, inner, tol) + tol
+    short = err > unavoidable_error(dist, total, inner, tol) + stall_tol(tol, scale)
     return UNREACHABLE if (dist > total or dist < inner - tol) and not short else STALLED
 
 

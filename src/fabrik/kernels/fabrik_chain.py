@@ -190,7 +190,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                 # section 5.4, or a chain within rounding of it (straight or folded; a target
                 # inside the inner reach on the line of a chain folded the wrong way). Bend it
                 # and go on.
-                short = err > unavoidable_error(dist, total, inner, tol) + tol
+                short = err > unavoidable_error(dist, total, inner, tol) + stall_tol(tol, scale)
                 if short and perturbations < 3:
                     bend_chain(p, target, bone_lengths, scale, fx, fy, fz, perturbations > 0)
                     perturbations += 1

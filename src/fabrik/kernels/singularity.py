@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.frames import axis_angle_matrix
-from fabrik.kernels.stopping import unavoidable_error
+from fabrik.kernels.stopping import stall_tol, unavoidable_error
 from fabrik.kernels.vec import TINY, any_perpendicular, off_line2, rotate_subtree
 
 #: Angle (radians) of a fold: the path turns by it at its middle joint and back by twice that.
@@ -138,7 +138,7 @@ def stuck_on_line(p, parents, lengths, e, base, tx, ty, tz, err, tol, scale, u):
     the line's direction. Returns (stuck, shortest non-zero bone of the path)."""
     total, inner, shortest = path_reach(parents, lengths, e, base)
     dist = np.sqrt((tx - p[base, 0]) ** 2 + (ty - p[base, 1]) ** 2 + (tz - p[base, 2]) ** 2)
-    if err <= unavoidable_error(dist, total, inner, tol) + tol:
+    if err <= unavoidable_error(dist, total, inner, tol) + stall_tol(tol, scale):
         return False, shortest
     near = NEAR_LINE * total if dist <= total else 0.0
     return path_on_line(p, parents, e, base, tx, ty, tz, near, scale, u), shortest
