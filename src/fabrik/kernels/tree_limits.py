@@ -1,5 +1,9 @@
 """The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree).
 
+(Over 600 lines: the closed forms of the common limits are written out here, inlined and read by
+index, because they run for every joint of every iteration; splitting them from the general path
+they shortcut would separate two answers to one question.)
+
 Frames and limit tables (conventions in ``fabrik.solvers.skeleton_fabrik_constrained``):
 ``F[i]`` is the world frame of the bone arriving at joint i (+Y along it), a zero-length bone's
 frame is its parent's, ``F[0]`` the root's orientation. The tables arrive as the tuple ``limits =

@@ -174,7 +174,7 @@ for _base, _mode in MODES.items():
     add(_base, "chain", Solver(_make(_base, _mode), PAPER[_base], JACOBIAN_MAX_ITER, (jacobian_chain,)), limited=_base + "-constrained",
         summary="Jacobian method (Buss & Kim 2005), paper defaults")
     add(_base + "-tuned", "chain", Solver(_make(_base + "-tuned", _mode), TUNED[_base], JACOBIAN_MAX_ITER, (jacobian_chain,)),
-        limited=_base + "-tuned-constrained", summary="the same, defaults tuned on the Table 1 chain")
+        limited=_base + "-tuned-constrained", tuned_from=_base, summary="the same, defaults tuned on the Table 1 chain")
 
 __all__ = ["TransposeOptions", "DampedOptions", "SDLSOptions", "PerBone", "PAPER", "TUNED", "MODES", "settings",
            "mean_bone_length", "PAPER_DAMPING", "ERROR_CLAMP_FRACTION"]

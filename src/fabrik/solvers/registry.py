@@ -5,7 +5,8 @@ A ``Method`` carries, per model kind it solves (``"chain"``, ``"skeleton"``, ``"
 function, its options (a frozen dataclass instance holding the defaults) and its default
 iteration cap. It also says whether it applies joint limits (``limits``), takes oriented chain
 targets (``oriented``), which method takes over for it on a model with limits or an oriented
-target (``limited``), and whether its solutions carry joint frames (``frames``). Optional slots
+target (``limited``), whether its solutions carry joint frames (``frames``) and, for a variant
+with tuned defaults, the method it tunes (``tuned_from``). Optional slots
 hold faster paths a method may offer: ``sequence`` (a whole take in one call) and ``frame``
 (one frame of a take on checked arrays).
 
@@ -32,6 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 KINDS = ("chain", "skeleton", "arm")
+
+#: The library's own method, the default everywhere.
+DEFAULT_METHOD = "fabrik"
 
 #: The iteration cap of most methods (one iteration: one FABRIK forward and backward stage, one
 #: CCD sweep, one Jacobian step).
@@ -70,6 +74,7 @@ class Method:
     oriented: bool = False
     limited: str | None = None
     frames: bool = False
+    tuned_from: str | None = None
     sequence: Callable | None = None
     frame: Callable | None = None
 

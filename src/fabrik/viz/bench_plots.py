@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from fabrik.solvers import registry
 from fabrik.viz._figures import pyplot, save
 
 
@@ -30,7 +31,7 @@ def _colours(names: Sequence[str]) -> dict[str, str]:
     spare = iter(["tab:pink", "tab:cyan", "tab:gray", "gold", "navy", "teal"])
     out = {}
     for name in names:
-        base = name[:-len("-tuned")] if name.endswith("-tuned") else name
+        base = registry.get(name).tuned_from or name
         if base not in _BASE_COLOURS:
             _BASE_COLOURS[base] = next(spare, "tab:gray")
         out[name] = _BASE_COLOURS[base]
@@ -39,9 +40,9 @@ def _colours(names: Sequence[str]) -> dict[str, str]:
 
 def _style(name: str) -> dict:
     """Line style: FABRIK thick, tuned variants dashed."""
-    if name == "fabrik":
+    if name == registry.DEFAULT_METHOD:
         return {"lw": 2.5, "ls": "-"}
-    return {"lw": 1.3, "ls": "--" if name.endswith("-tuned") else "-"}
+    return {"lw": 1.3, "ls": "--" if registry.get(name).tuned_from else "-"}
 
 
 def plot_iterations_vs_distance(runs, traces: Mapping[str, dict], path: str | Path) -> Path:
@@ -121,7 +122,7 @@ def plot_tracking(runs, path_xyz: np.ndarray, reach: float, path: str | Path) ->
     ax0.set_ylabel("target distance from root")
     ax0.legend(fontsize=8)
     for r in runs:
-        style = {**_style(r.method), "lw": 1.6 if r.method == "fabrik" else 0.8}
+        style = {**_style(r.method), "lw": 1.6 if r.method == registry.DEFAULT_METHOD else 0.8}
         ax1.plot(np.maximum(r.errors, 1e-9), color=colour[r.method], label=r.method, **style)
         ax2.plot(np.arange(1, len(r.joint_steps)), r.joint_steps[1:], color=colour[r.method], label=r.method, **style)
     ax1.set_yscale("log")
