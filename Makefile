@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench bench-robot clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,6 +24,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/fabrik bench chain --methods all --json benchmarks/results/table1_all.json --plot docs/img
 	$(BIN)/fabrik bench tracking --methods all --steps 1000 --json benchmarks/results/tracking.json --plot docs/img
+
+# the robot tables of docs/arms.md (needs ../shared/data/urdf; ikpy from the bench extra)
+URDF_DIR ?= ../shared/data/urdf
+bench-robot: $(STAMP)
+	$(BIN)/fabrik bench robot $(URDF_DIR)/panda.urdf --tip panda_hand --json benchmarks/results/robot_panda.json --plot docs/img
+	$(BIN)/fabrik bench robot $(URDF_DIR)/ur5.urdf --tip tool0 --json benchmarks/results/robot_ur5.json --plot docs/img
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -111,7 +111,11 @@ def test_bad_inputs_are_named(arm):
         fabrik.solve(arm, [10.0, 0.0, 0.0], orientation_tol=-1.0)
     six = fabrik.Arm.from_dh([(0.0, 0.0, math.pi / 2, 0.0), (0.0, 0.0, math.pi / 2, 0.0), (0.0, 30.0, 0.0, 0.0),
                               (0.0, 0.0, math.pi / 2, 0.0), (0.0, 0.0, 0.0, 20.0), (0.0, 10.0, 0.0, 0.0)])
-    with pytest.raises(ValueError, match="spherical shoulder"):
-        fabrik.solve(six, [10.0, 0.0, 0.0])
+    # any other arm is FABRIK on link frames (tests/test_robot.py); its own options are checked
+    assert fabrik.solve(six, [10.0, 0.0, 0.0]).joint_angles.shape == (6,)
+    with pytest.raises(ValueError, match="restarts"):
+        fabrik.solve(six, [10.0, 0.0, 0.0], restarts=-1)
+    with pytest.raises(ValueError, match="time_budget"):
+        fabrik.solve(six, [10.0, 0.0, 0.0], time_budget=0.0)
     with pytest.raises(ValueError, match="unknown method"):
         fabrik.solve(arm, [10.0, 0.0, 0.0], method="triangulation")

@@ -7,6 +7,8 @@
   sinusoidal path in and out of reach, each step warm-started from the last pose.
 - ``fabrik bench arm FILE.bvh [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
   [--plot DIR]``: the DHM pilot study, a 7-joint arm tracked from the recorded tip pose.
+- ``fabrik bench robot URDF --tip LINK [--base LINK] [--targets N] [--seed S] [--methods ...] [--json PATH]
+  [--plot DIR]``: random reachable pose targets on a robot arm, each method (and ikpy) from the same start.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def _benchmark_methods() -> list[str]:
 
 
 def add_parser(sub) -> None:
+    from fabrik_experiments.robot_bench import DEFAULT_METHODS as robot_methods
+
     bench = sub.add_parser("bench", help="run a benchmark (the paper's experiments)")
     kinds = bench.add_subparsers(dest="bench_kind", metavar="KIND")
     chain = kinds.add_parser("chain", help="Table 1: a 10-joint chain, 1000 reachable and 1000 unreachable targets")
@@ -62,6 +66,18 @@ def add_parser(sub) -> None:
     arm.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     arm.add_argument("--plot", metavar="DIR", help="write the study's Figure 4 (recorded and predicted angles) per arm")
     arm.set_defaults(func=run_arm)
+    robot = kinds.add_parser("robot", help="random reachable pose targets on a robot arm from URDF, beside ikpy")
+    robot.add_argument("urdf", metavar="URDF", help="the robot's URDF file")
+    robot.add_argument("--tip", required=True, metavar="LINK", help="the link the arm ends at (e.g. panda_hand)")
+    robot.add_argument("--base", metavar="LINK", help="the link the arm starts from (default: the root link)")
+    robot.add_argument("--targets", type=int, default=1000, help="pose targets (default 1000)")
+    robot.add_argument("--seed", type=int, default=0, help="random seed for the targets (default 0)")
+    robot.add_argument("--methods", default=",".join(robot_methods),
+                       help="comma-separated arm methods, options as name:option=value, and ikpy (default "
+                            f"{','.join(robot_methods)})")
+    robot.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    robot.add_argument("--plot", metavar="DIR", help="write the fraction reached against time per solve as a PNG")
+    robot.set_defaults(func=run_robot)
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
 
 
@@ -89,6 +105,27 @@ def run_arm(args: argparse.Namespace) -> int:
             path = Path(args.plot) / f"arm_{Path(take.source).stem}_{take.side}.png"
             plot_angles(take, tracks, path)
             print(f"wrote {path}")
+    return 0
+
+
+def run_robot(args: argparse.Namespace) -> int:
+    """``bench robot``: pose targets on a URDF arm (``fabrik_experiments.robot_bench``)."""
+    from fabrik_experiments.robot_bench import plot_robot_bench, run_robot_bench
+
+    if args.targets < 1:
+        raise ValueError(f"--targets must be >= 1, got {args.targets}")
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise ValueError("--methods names no method")
+    prepare_output(args.json, "--json")
+    prepare_output(args.plot, "--plot", folder=True)
+    bench = run_robot_bench(args.urdf, tip=args.tip, base=args.base, n_targets=args.targets, seed=args.seed,
+                            methods=list(dict.fromkeys(methods)), progress=show_progress())
+    print(bench.table())
+    if args.json:
+        print(f"wrote {write_json(args.json, bench.to_json())}")
+    if args.plot:
+        print(f"wrote {plot_robot_bench(bench, Path(args.plot) / f'robot_{Path(args.urdf).stem}_{args.tip}.png')}")
     return 0
 
 

@@ -160,6 +160,18 @@ def load_urdf(path, *, tip: str, base: str | None = None) -> Arm:
         raise URDFError(f"{where}: {exc}") from None
 
 
+def urdf_path(path, *, tip: str, base: str | None = None) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    """The path ``load_urdf`` follows, for tools that read the file themselves (e.g. ikpy):
+    ``(base link, ((joint name, joint type, child link), ...))`` from ``base`` (default: the root
+    link) down to ``tip``, fixed joints included. URDFError as ``load_urdf``."""
+    where = Path(path)
+    robot = _read_robot(where)
+    if not isinstance(tip, str):
+        raise URDFError(f"tip must be a link name (str), got {tip!r}")
+    base, joints = _path_joints(robot, base, tip, where)
+    return base, tuple((j.name, j.type, j.child) for j in joints)
+
+
 def rpy_from_matrix(rot) -> tuple[float, float, float]:
     """URDF ``rpy`` (radians) of a rotation matrix: ``rot = Rz(yaw) Ry(pitch) Rx(roll)``.
 
@@ -241,4 +253,4 @@ def save_urdf(path, arm: Arm, *, name: str = "arm") -> None:
     Path(path).write_text(text, encoding="utf-8")
 
 
-__all__ = ["URDFError", "load_urdf", "save_urdf", "urdf_string", "rpy_from_matrix"]
+__all__ = ["URDFError", "load_urdf", "save_urdf", "urdf_string", "urdf_path", "rpy_from_matrix"]

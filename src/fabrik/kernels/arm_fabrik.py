@@ -1,88 +1,171 @@
-"""FABRIK on any serial arm of revolute joints (robots: offsets between axes, joint limits), with
-the links' frames as its points, compiled.
+"""FABRIK on any serial arm of revolute joints (robots: offsets between axes, joint limits, pose
+targets), compiled: one attempt from given joint angles. ``fabrik.solvers.arm`` restarts it.
 
-Layout as ``fabrik.kernels.arm``: link k is the moving frame ``T_k = T_{k-1} @ origins[k] @
-Rot(axes[k], q[k])`` (``T_{-1}`` the fixed base), the tip ``T_{m-1} @ tip``. FABRIK's points
-become link poses and its "move the joint to the line towards its old place, at the bone's
-length" becomes "turn the joint to the angle that brings the neighbouring link nearest its old
-pose": a revolute joint leaves its link one degree of freedom, and the pose nearest another, in
-the metric ``|t - t'|^2 + s^2 |R - R'|_F^2 / 2`` (``s`` the arm's reach, so that a radian weighs
-as a reach), is ``A cos t + B sin t + C`` in the angle: its best angle is ``atan2(B, A)``, or the
-nearer end of the joint's range.
+Layout as ``fabrik.kernels.arm``. The points FABRIK moves are the rows of ``forward_arm``: the
+joints' locations, the tip, and, for a pose target, three markers at ``marker`` (model units)
+from the tip along its frame's axes (so that the tip frame's orientation is measured in lengths,
+as the tip's position is). A revolute joint leaves the part of the arm beyond it one degree of
+freedom, a turn about its axis, and the turn that brings a set of points nearest a set of goals
+is closed form: ``sum |c + Rot(a, t) (x_j - c) - g_j|^2`` is ``-2 (A cos t + B sin t) + const``
+in the angle t, best at ``atan2(B, A)``, at another turn of it inside a range wider than a turn,
+or at the better end of the joint's range (``fabrik.kernels.arm_methods._best_angle``). Every
+pose below is therefore a pose of the model within its limits.
 
-One iteration:
+One iteration, FABRIK's two stages with hinges in place of ball joints:
 
-* forward stage, from the tip inwards: the last link is put where the target wants it (a pose
-  target: ``target @ tip^-1``; a position target: the link moved by the smallest translation
-  that puts the tip on the target); each joint k then chooses the angle that puts link k - 1
-  (hung from link k's new pose through the joint) nearest its old pose;
-* backward stage, from the base outwards: each joint chooses the angle that puts its link (hung
-  from the new pose of the link before) nearest where the forward stage put it. The backward
-  stage gives the angles: every pose is a pose of the model, every limit holds.
+* forward stage (reaching from the target): the arm, as it is, is moved rigidly so that its tip
+  lies on the target (a pose target: the tip frame on the target frame; a position target: the
+  tip on the target, the arm turned about it to lie nearest where it was, a ball joint at the
+  target); then joint by joint from the last to the second, each joint turns the part of the arm
+  before it (the joints nearer the base) to lie nearest where it was before the stage. This is
+  FABRIK's forward stage (each joint moved the least distance that keeps its bone) with the
+  bones' directions restricted to what the joint's axis allows; the part before joint 0 (the
+  base) ends displaced, as FABRIK's root does;
+* backward stage (reaching from the base): from the fixed base, joint by joint from the first
+  to the last, each joint turns the part of the arm beyond it (the joints nearer the tip, the
+  tip and its markers) to lie nearest where the forward stage put it. The backward stage's
+  angles are the iteration's answer.
 
-Stops as the other arm methods (``fabrik.kernels.arm_methods``): reached (position within
-``tol``, orientation within ``otol``), no progress over ``NO_PROGRESS_WINDOW`` iterations
-(stalled, or unreachable beyond the reach), the cap; the best pose seen is returned.
+An attempt stops when the target is reached (position within ``tol``, orientation within
+``otol``), when the weighted error ``position + scale * orientation`` has fallen by less than
+``PROGRESS_FRACTION`` of itself over ``window`` iterations (stalled; ``unreachable`` when the
+target lies beyond the reach), or at ``max_iter``; it returns the best pose it has seen.
 """
 
 import numpy as np
 from numba import njit
 
 from fabrik.kernels.arm import _axis_rotation, forward_arm
-from fabrik.kernels.arm_methods import _finish, pose_error
-from fabrik.kernels.stopping import NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED
+from fabrik.kernels.arm_methods import _best_angle, _finish, pose_error
+from fabrik.kernels.stopping import PROGRESS_FRACTION, REACHED
+
+#: Iterations between recomputations of the points from the joint angles (``forward_arm``); in
+#: between, the stages' turns move them, exactly but for rounding.
+REFRESH = 32
+
+
+@njit(cache=True, inline="always")
+def _turn_terms(X, G, first, stop, a, c):
+    """(A, B) with ``sum_j |c + Rot(a, t) (X_j - c) - G_j|^2 = -2 (A cos t + B sin t) + const`` over
+    rows ``first:stop`` of the points X and goals G, for the unit axis a through c."""
+    A = 0.0
+    B = 0.0
+    for j in range(first, stop):
+        u0 = X[j, 0] - c[0]
+        u1 = X[j, 1] - c[1]
+        u2 = X[j, 2] - c[2]
+        v0 = G[j, 0] - c[0]
+        v1 = G[j, 1] - c[1]
+        v2 = G[j, 2] - c[2]
+        ua = u0 * a[0] + u1 * a[1] + u2 * a[2]
+        va = v0 * a[0] + v1 * a[1] + v2 * a[2]
+        A += u0 * v0 + u1 * v1 + u2 * v2 - ua * va
+        B += a[0] * (u1 * v2 - u2 * v1) + a[1] * (u2 * v0 - u0 * v2) + a[2] * (u0 * v1 - u1 * v0)
+    return A, B
+
+
+@njit(cache=True, inline="always")
+def _turn_points(X, first, stop, rot, c):
+    """Rows ``first:stop`` of X turned by ``rot`` (3, 3) about the point c, in place."""
+    for j in range(first, stop):
+        u0 = X[j, 0] - c[0]
+        u1 = X[j, 1] - c[1]
+        u2 = X[j, 2] - c[2]
+        for i in range(3):
+            X[j, i] = c[i] + rot[i, 0] * u0 + rot[i, 1] * u1 + rot[i, 2] * u2
+
+
+@njit(cache=True, inline="always")
+def _turn_axes(Z, first, stop, rot):
+    """Rows ``first:stop`` of the directions Z turned by ``rot``, in place."""
+    for j in range(first, stop):
+        z0 = Z[j, 0]
+        z1 = Z[j, 1]
+        z2 = Z[j, 2]
+        for i in range(3):
+            Z[j, i] = rot[i, 0] * z0 + rot[i, 1] * z1 + rot[i, 2] * z2
 
 
 @njit(cache=True)
-def _best_turn(AR, At, axis, BR, Bt, goalR, goalt, w, lo, hi, current):
-    """The angle t in [lo, hi] putting the pose ``[AR | At] Rot(axis, t) [BR | Bt]`` nearest the goal
-    pose (position distance squared plus ``w`` times half the squared Frobenius distance of the
-    rotations); unwrapped near ``current`` when unlimited."""
-    # rotation part: maximise tr(goalR^T AR Rot(t) BR) = tr(Rot(t) M), M = BR goalR^T AR
-    M = BR @ goalR.T @ AR
-    a0, a1, a2 = axis[0], axis[1], axis[2]
-    Ma = M @ axis
-    A = w * (M[0, 0] + M[1, 1] + M[2, 2] - (a0 * Ma[0] + a1 * Ma[1] + a2 * Ma[2]))
-    B = w * (a0 * (M[1, 2] - M[2, 1]) + a1 * (M[2, 0] - M[0, 2]) + a2 * (M[0, 1] - M[1, 0]))
-    # position part: maximise (goalt - At) . AR Rot(t) Bt  ->  v . Rot(t) u, v = AR^T (goalt - At), u = Bt
-    v = AR.T @ (goalt - At)
-    u = Bt
-    ua = u[0] * a0 + u[1] * a1 + u[2] * a2
-    va = v[0] * a0 + v[1] * a1 + v[2] * a2
-    A += 2.0 * ((v[0] - va * a0) * (u[0] - ua * a0) + (v[1] - va * a1) * (u[1] - ua * a1)
-                + (v[2] - va * a2) * (u[2] - ua * a2))
-    B += 2.0 * (a0 * (u[1] * v[2] - u[2] * v[1]) + a1 * (u[2] * v[0] - u[0] * v[2]) + a2 * (u[0] * v[1] - u[1] * v[0]))
-    if A == 0.0 and B == 0.0:
-        return min(max(current, lo), hi)
-    t = np.arctan2(B, A)
-    t = current + (t - current) - 2.0 * np.pi * np.round((t - current) / (2.0 * np.pi))
-    if lo <= t <= hi:
-        return t
-    vlo = A * np.cos(lo) + B * np.sin(lo)
-    vhi = A * np.cos(hi) + B * np.sin(hi)
-    return lo if vlo >= vhi else hi
-
-
-@njit(cache=True)
-def _links(axes, origins, q, LR, Lt):
-    """Link poses of angles q: LR (m, 3, 3), Lt (m, 3) (link k = T_k, the moving frame of joint k)."""
+def _points(axes, positions, frames, marker, X, Z):
+    """The points of a forward pose: X (m + 4, 3): joints, tip, the tip's three markers; Z (m, 3):
+    the joints' axes in the base frame."""
     m = axes.shape[0]
-    R = np.eye(3)
-    t = np.zeros(3)
-    turn = np.empty((3, 3))
+    for j in range(m + 1):
+        for i in range(3):
+            X[j, i] = positions[j, i]
+    for e in range(3):
+        for i in range(3):
+            X[m + 1 + e, i] = positions[m, i] + marker * frames[m, i, e]
     for k in range(m):
-        t = t + R @ origins[k][:3, 3]
-        R = R @ origins[k][:3, :3]
-        _axis_rotation(axes[k], q[k], turn)
-        R = R @ turn
-        LR[k] = R
-        Lt[k] = t
+        for i in range(3):
+            Z[k, i] = frames[k, i, 0] * axes[k, 0] + frames[k, i, 1] * axes[k, 1] + frames[k, i, 2] * axes[k, 2]
 
 
 @njit(cache=True)
-def fabrik_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale):
-    """FABRIK on an arm (module docstring). Returns (q, positions, frames, iterations, error,
-    orientation error, status) as ``fabrik.kernels.arm_methods.ccd_arm``."""
+def _errors(X, m, marker, target_p, target_R, oriented):
+    """(position error, orientation error in radians) of the points X: the tip (row m) and its
+    frame, read from its markers (rows m + 1..m + 3, ``marker`` from it), as ``pose_error``."""
+    d0 = X[m, 0] - target_p[0]
+    d1 = X[m, 1] - target_p[1]
+    d2 = X[m, 2] - target_p[2]
+    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if not oriented:
+        return err, 0.0
+    trace = 0.0
+    for e in range(3):
+        for i in range(3):
+            trace += (X[m + 1 + e, i] - X[m, i]) * target_R[i, e]
+    return err, np.arccos(min(1.0, max(-1.0, 0.5 * (trace / marker - 1.0))))
+
+
+@njit(cache=True)
+def _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY):
+    """The start of the forward stage: Y, ZY = the points X and axes Z moved rigidly so that the
+    tip (row m, its frame given by its markers) lies on the target: for a pose target its frame on
+    the target frame; for a position target the arm turned about the target to lie nearest X (the
+    best rotation of the joints' offsets from the tip onto their offsets from the target)."""
+    E = np.empty((3, 3))
+    if oriented:
+        # E = target_R @ tip_R^T, tip_R's columns the markers' offsets from the tip over ``marker``
+        for i in range(3):
+            for j in range(3):
+                E[i, j] = (target_R[i, 0] * (X[m + 1, j] - X[m, j]) + target_R[i, 1] * (X[m + 2, j] - X[m, j])
+                           + target_R[i, 2] * (X[m + 3, j] - X[m, j])) / marker
+    else:
+        H = np.zeros((3, 3))
+        for j in range(m):
+            for i in range(3):
+                for k in range(3):
+                    H[i, k] += (X[j, i] - X[m, i]) * (X[j, k] - target_p[k])
+        U, _, Vt = np.linalg.svd(H)
+        if np.linalg.det(U) * np.linalg.det(Vt) < 0.0:
+            for i in range(3):
+                U[i, 2] = -U[i, 2]
+        for i in range(3):
+            for j in range(3):
+                E[i, j] = Vt[0, i] * U[j, 0] + Vt[1, i] * U[j, 1] + Vt[2, i] * U[j, 2]
+    for j in range(Y.shape[0]):
+        u0 = X[j, 0] - X[m, 0]
+        u1 = X[j, 1] - X[m, 1]
+        u2 = X[j, 2] - X[m, 2]
+        for i in range(3):
+            Y[j, i] = target_p[i] + E[i, 0] * u0 + E[i, 1] * u1 + E[i, 2] * u2
+    for k in range(m):
+        for i in range(3):
+            ZY[k, i] = E[i, 0] * Z[k, 0] + E[i, 1] * Z[k, 1] + E[i, 2] * Z[k, 2]
+
+
+@njit(cache=True)
+def fabrik_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale, marker,
+               window):
+    """One FABRIK attempt on an arm from the angles ``q0`` (module docstring).
+
+    ``target_R`` (3, 3) is read when ``oriented``; ``tol`` in model units, ``otol`` in radians;
+    ``scale`` (the reach) weighs a radian of orientation error as a length; ``marker`` (model
+    units) is the distance of the orientation markers from the tip; ``window`` the iterations
+    without progress after which the attempt stops. Returns (q, positions, frames, iterations,
+    error, orientation error, status) as ``fabrik.kernels.arm_methods.ccd_arm``."""
     m = axes.shape[0]
     q = np.minimum(np.maximum(q0.copy(), lower), upper)
     positions = np.empty((m + 1, 3))
@@ -91,60 +174,59 @@ def fabrik_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if err <= tol and oerr <= otol:
         return q, positions, frames, 0, err, oerr, REACHED
-    lever = np.empty(m)
-    LR = np.empty((m, 3, 3))
-    Lt = np.empty((m, 3))
-    DR = np.empty((m, 3, 3))  # the forward stage's link poses
-    Dt = np.empty((m, 3))
-    tipR = tip[:3, :3].copy()
-    tipt = tip[:3, 3].copy()
-    eye = np.eye(3)
-    zero = np.zeros(3)
-    turn = np.empty((3, 3))
+    n = m + 4
+    X = np.empty((n, 3))  # the arm as it is: joints, tip, markers
+    Y = np.empty((n, 3))  # the forward stage's arm
+    Z = np.empty((m, 3))  # joint axes of X, then of the backward stage's arm
+    ZY = np.empty((m, 3))  # joint axes of Y
+    rot = np.empty((3, 3))
+    c = np.empty(3)
+    last = n if oriented else m + 1  # the points the backward stage brings to the forward stage's
     best_q = q.copy()
     best = err + scale * oerr
     ref = best
     since = 0
     it = 0
+    _points(axes, positions, frames, marker, X, Z)
     while it < max_iter:
-        _links(axes, origins, q, LR, Lt)
-        # a link's turn weighs as the displacement it gives the tip: its lever arm squared, halved
-        for k in range(m):
-            d = positions[m] - Lt[k]
-            lever[k] = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + 1e-12 * scale * scale
-        # forward stage: the last link where the target wants it
-        if oriented:
-            DR[m - 1] = target_R @ tipR.T
-            Dt[m - 1] = target_p - DR[m - 1] @ tipt
-        else:
-            DR[m - 1] = LR[m - 1]
-            Dt[m - 1] = Lt[m - 1] + (target_p - (LR[m - 1] @ tipt + Lt[m - 1]))
+        # forward stage: the arm hung from the target, each joint from the tip inwards turning the
+        # part before it (joints 0..k-1) nearest where it was; the turn t moves q[k] by -t
+        _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY)
         for k in range(m - 1, 0, -1):
-            # link k-1 = D_k Rot(a_k, -t) origins[k]^-1: the pose of the form A Rot(a, s) B with s = -t
-            oR = origins[k][:3, :3]
-            ot = origins[k][:3, 3]
-            BR = oR.T
-            Bt = -(oR.T @ ot)
-            s = _best_turn(DR[k], Dt[k], axes[k], BR, Bt, LR[k - 1], Lt[k - 1], lever[k - 1], -upper[k], -lower[k],
-                           -q[k])
-            _axis_rotation(axes[k], s, turn)
-            DR[k - 1] = DR[k] @ turn @ BR
-            Dt[k - 1] = DR[k] @ turn @ Bt + Dt[k]
-        # backward stage: from the base outwards, each link nearest its forward-stage pose
-        R = eye
-        t = zero
+            for i in range(3):
+                c[i] = Y[k, i]
+            A, B = _turn_terms(Y, X, 0, k, ZY[k], c)
+            if A == 0.0 and B == 0.0:
+                continue
+            t = _best_angle(A, B, q[k] - upper[k], q[k] - lower[k], 0.0)
+            if t != 0.0:
+                _axis_rotation(ZY[k], t, rot)
+                _turn_points(Y, 0, k, rot, c)
+                _turn_axes(ZY, 0, k, rot)
+        # backward stage: from the base, each joint turning the part beyond it (joints k+1.., the
+        # tip, its markers) nearest where the forward stage put it
         for k in range(m):
-            AR = R @ origins[k][:3, :3]
-            At = t + R @ origins[k][:3, 3]
-            q[k] = _best_turn(AR, At, axes[k], eye, zero, DR[k], Dt[k], lever[k], lower[k], upper[k], q[k])
-            _axis_rotation(axes[k], q[k], turn)
-            R = AR @ turn
-            t = At
-        forward_arm(axes, origins, tip, q, positions, frames)
+            for i in range(3):
+                c[i] = X[k, i]
+            A, B = _turn_terms(X, Y, k + 1, last, Z[k], c)
+            if A == 0.0 and B == 0.0:
+                continue
+            t = _best_angle(A, B, lower[k] - q[k], upper[k] - q[k], 0.0)
+            if t != 0.0:
+                q[k] = min(max(q[k] + t, lower[k]), upper[k])
+                _axis_rotation(Z[k], t, rot)
+                _turn_points(X, k + 1, n, rot, c)
+                _turn_axes(Z, k + 1, m, rot)
         it += 1
-        err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
-        if err <= tol and oerr <= otol:
-            return q, positions, frames, it, err, oerr, REACHED
+        # the backward stage moved X and Z with the joints: they are the new pose's (to rounding,
+        # cleared every REFRESH iterations and checked on reaching)
+        err, oerr = _errors(X, m, marker, target_p, target_R, oriented)
+        if (err <= tol and oerr <= otol) or it % REFRESH == 0:
+            forward_arm(axes, origins, tip, q, positions, frames)
+            err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
+            if err <= tol and oerr <= otol:
+                return q, positions, frames, it, err, oerr, REACHED
+            _points(axes, positions, frames, marker, X, Z)
         score = err + scale * oerr
         if score < best:
             best = score
@@ -154,6 +236,6 @@ def fabrik_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
             since = 0
         else:
             since += 1
-            if since >= NO_PROGRESS_WINDOW:
+            if since >= window:
                 break
     return _finish(axes, origins, tip, best_q, target_p, target_R, oriented, it, max_iter, positions, frames, scale)

@@ -17,8 +17,9 @@ orientation error (the angle of ``R_target R_tip^T``, radians); the orientation 
 
 Both stop when the target is reached (position within ``tol`` and orientation within ``otol``;
 for a position target only the first), when the weighted error has fallen by less than
-``PROGRESS_FRACTION`` of itself over ``NO_PROGRESS_WINDOW`` iterations (stalled; ``unreachable``
-when the target lies beyond the reach), or at ``max_iter``; they return the best pose seen.
+``PROGRESS_FRACTION`` of itself over ``window`` iterations (default ``NO_PROGRESS_WINDOW``;
+stalled, ``unreachable`` when the target lies beyond the reach), or at ``max_iter``; they return
+the best pose seen.
 """
 
 import numpy as np
@@ -51,9 +52,16 @@ def _world_axis(frames, axes, k):
 
 @njit(cache=True)
 def _best_angle(A, B, lo, hi, current):
-    """The angle t maximising ``A cos t + B sin t`` within [lo, hi] (unwrapped near ``current``)."""
+    """The angle t maximising ``A cos t + B sin t`` within [lo, hi]: its turn nearest ``current``
+    inside the range (a range wider than a turn may hold another turn of it when the nearest lies
+    beyond an end), else the better end of the range."""
+    two_pi = 2.0 * np.pi
     t = np.arctan2(B, A)
-    t = current + (t - current) - 2.0 * np.pi * np.round((t - current) / (2.0 * np.pi))
+    t = current + (t - current) - two_pi * np.round((t - current) / two_pi)
+    if lo <= t <= hi:
+        return t
+    # the turn of t nearest the range, on the side it lies beyond
+    t = t + two_pi * np.ceil((lo - t) / two_pi) if t < lo else t - two_pi * np.ceil((t - hi) / two_pi)
     if lo <= t <= hi:
         return t
     vlo = A * np.cos(lo) + B * np.sin(lo)
@@ -62,7 +70,8 @@ def _best_angle(A, B, lo, hi, current):
 
 
 @njit(cache=True)
-def ccd_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale):
+def ccd_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
+            window=NO_PROGRESS_WINDOW):
     """CCD on an arm (module docstring). Returns (q, positions, frames, iterations, error,
     orientation error, status)."""
     m = axes.shape[0]
@@ -116,7 +125,7 @@ def ccd_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, 
             since = 0
         else:
             since += 1
-            if since >= NO_PROGRESS_WINDOW:
+            if since >= window:
                 break
     return _finish(axes, origins, tip, best_q, target_p, target_R, oriented, it, max_iter, positions, frames, scale)
 
@@ -137,7 +146,7 @@ def _finish(axes, origins, tip, q, target_p, target_R, oriented, it, max_iter, p
 
 @njit(cache=True)
 def dls_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale, damping,
-            max_angle_step):
+            max_angle_step, window=NO_PROGRESS_WINDOW):
     """Damped least squares on an arm (module docstring). Returns as ``ccd_arm``."""
     m = axes.shape[0]
     q = np.minimum(np.maximum(q0.copy(), lower), upper)
@@ -195,7 +204,7 @@ def dls_arm(axes, origins, tip, lower, upper, target_p, target_R, oriented, q0, 
             since = 0
         else:
             since += 1
-            if since >= NO_PROGRESS_WINDOW:
+            if since >= window:
                 break
     return _finish(axes, origins, tip, best_q, target_p, target_R, oriented, it, max_iter, positions, frames, scale)
 

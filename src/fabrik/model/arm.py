@@ -169,6 +169,7 @@ class Arm:
         # origins[k + 1] (tip for the last row), whatever q is.
         offsets = np.concatenate([origins[1:, :3, 3], tip[None, :3, 3]])
         object.__setattr__(self, "_bone_lengths", frozen(np.linalg.norm(offsets, axis=1)))
+        object.__setattr__(self, "_reach", float(self._bone_lengths.sum()))
         rest = np.empty((m + 1, 3))
         t = np.eye(4)
         for k in range(m):
@@ -240,7 +241,7 @@ class Arm:
     @property
     def reach(self) -> float:
         """Sum of the bone lengths: no pose puts the tip further than this from joint 0."""
-        return float(self._bone_lengths.sum())
+        return self._reach
 
     def spherical_groups(self, tol: float | None = None) -> tuple[tuple[int, ...], ...]:
         """Runs of two or more consecutive joints at one location (bones of length <= ``tol``;

@@ -1,5 +1,6 @@
-"""FABRIK on revolute-joint arms (``fabrik.Arm``): the method of the DHM pilot study (Lamb et al.)
-for 7-joint human arms, with joint angles in and out.
+"""The methods for revolute-joint arms (``fabrik.Arm``), with joint angles in and out: FABRIK (the
+DHM pilot study's method on 7-joint human arms, FABRIK on link frames with restarts on any other
+arm), CCD and damped least squares.
 
 ``fabrik.solve(arm, target, initial=q0)``: ``target`` is the tip's position (xyz, model units)
 or its pose ``(xyz, rotation)`` (the tip frame in the base frame: for a DH model the last DH
@@ -10,22 +11,29 @@ not used (the base is fixed). The answer's ``joint_angles`` are the model's own 
 distance to the target and ``extras["orientation_error"]`` the angle (radians) between the tip
 frame and the target rotation; ``reached`` means both within ``tol`` and ``orientation_tol``.
 
-The arm must have a spherical shoulder (joints 0-2 meeting at one point), an elbow (joint 3, its
-axis perpendicular to the upper arm) and a spherical wrist (joints 4-6 meeting at one point): the
-shape of ``fabrik.models.dhm_arm``. The steps are in ``fabrik.kernels.arm_ik``.
+``fabrik`` solves an arm of the shape of ``fabrik.models.dhm_arm`` (a spherical shoulder: joints
+0-2 meeting at one point; an elbow: joint 3, its axis perpendicular to the upper arm; a spherical
+wrist: joints 4-6 meeting at one point) by the study's method (``fabrik.kernels.arm_ik``, one
+closed-form pass), and any other arm as ``fabrik-revolute`` does: FABRIK's forward and backward
+stages on the arm's joints, each joint turning the rest of the arm in closed form within its
+limits (``fabrik.kernels.arm_fabrik``), restarted from random angles within the limits when an
+attempt stalls (``search``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
 from fabrik._validation import check_positive, check_tol
+from fabrik.kernels.arm_fabrik import fabrik_arm
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_solve
 from fabrik.kernels.arm_methods import ccd_arm, dls_arm
+from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
 from fabrik.solvers.registry import Solver, add
@@ -33,17 +41,52 @@ from fabrik.solvers.result import STATUSES, Solution
 
 #: The study's cap (500 iterations a frame).
 ARM_MAX_ITER = 500
+#: The iteration cap of FABRIK on arms other than the S-R-S human arm, over all its attempts.
+ROBOT_MAX_ITER = 20 * ARM_MAX_ITER
 
 
 @dataclass(frozen=True)
 class ArmOptions:
     """Options of the arm methods: ``orientation_tol`` (radians >= 0), the largest angle between the
-    tip frame and an oriented target's rotation that counts as reached."""
+    tip frame and an oriented target's rotation that counts as reached; and the restarts
+    (``search``): at most ``restarts`` of them when an attempt stalls (0: one attempt), none begun
+    after ``time_budget`` seconds, their random angles drawn from a generator seeded with ``seed``
+    (the same call makes the same attempts). The S-R-S arm's closed-form FABRIK takes no restarts."""
 
     orientation_tol: float = 1e-3
+    restarts: int = 0
+    time_budget: float = 0.05
+    seed: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "orientation_tol", check_tol(self.orientation_tol, "orientation_tol"))
+        for name in ("restarts", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        object.__setattr__(self, "time_budget", check_positive(self.time_budget, "time_budget"))
+
+
+@dataclass(frozen=True)
+class ArmFabrikOptions(ArmOptions):
+    """Options of FABRIK on arms: as ``ArmOptions``, restarting by default."""
+
+    restarts: int = 200
+
+
+@dataclass(frozen=True)
+class ArmDampedOptions(ArmOptions):
+    """Options of damped least squares on arms: ``orientation_tol`` as ``ArmOptions``;
+    ``damping`` (lambda, as a fraction of the arm's reach, > 0) and ``max_angle_step`` (radians)."""
+
+    damping: float = 0.05
+    max_angle_step: float = math.pi / 8
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "damping", check_positive(self.damping, "damping"))
+        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
 
 
 class ArmShape:
@@ -54,16 +97,15 @@ class ArmShape:
         m = arm.n_joints
         groups = arm.spherical_groups()
         if m != 7 or groups != ((0, 1, 2), (4, 5, 6)):
-            raise ValueError(f"method 'fabrik' solves arms of 7 joints with a spherical shoulder (joints 0-2 at one "
-                             f"point), an elbow and a spherical wrist (joints 4-6 at one point), as "
-                             f"fabrik.models.dhm_arm(); this arm has {m} joints and spherical groups {groups}; use "
-                             f"method 'jacobian-dls' or 'ccd'")
+            raise ValueError(f"the DHM study's FABRIK takes arms of 7 joints with a spherical shoulder (joints 0-2 at "
+                             f"one point), an elbow and a spherical wrist (joints 4-6 at one point), as "
+                             f"fabrik.models.dhm_arm(); this arm has {m} joints and spherical groups {groups}")
         axes, origins, tip = arm._kernel
         up = origins[3][:3, 3]
         elbow_axis = origins[3][:3, :3] @ axes[3]
         if abs(float(up @ elbow_axis)) > 1e-9 * float(np.linalg.norm(up)):
-            raise ValueError("method 'fabrik' needs the elbow's axis perpendicular to the upper arm (the hinge-plane "
-                             "rule); use method 'jacobian-dls' or 'ccd'")
+            raise ValueError("the DHM study's FABRIK needs the elbow's axis perpendicular to the upper arm (the "
+                             "hinge-plane rule)")
         q0 = np.zeros(m)
         positions, frames = forward(arm, q0)
         tip_rot, tip_pos = frames[m], positions[m]
@@ -105,9 +147,22 @@ def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
                       np.ascontiguousarray(tip_rotation, dtype=np.float64), start, float(arm.reach))
 
 
+def srs_shape(arm) -> ArmShape | None:
+    """The arm's ``ArmShape`` when it has the shape of ``fabrik.models.dhm_arm``, else None (cached)."""
+    def build():
+        try:
+            return ArmShape(arm)
+        except ValueError:
+            return False  # cached() rebuilds on None
+    return cached(arm, "srs_shape", build) or None
+
+
 def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
-    """FABRIK on a 7-joint human-like arm (module docstring); ``initial`` (m,) checked angles."""
-    shape = arm_shape(arm)
+    """FABRIK on an arm: the DHM study's method on a 7-joint S-R-S arm (module docstring), FABRIK on
+    link frames with restarts on any other (``solve_revolute_arm``); ``initial`` (m,) checked angles."""
+    shape = srs_shape(arm)
+    if shape is None:
+        return solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, "fabrik")
     axes, origins, tip = arm._kernel
     oriented = rotation is not None
     q, positions, frames, it, err, oerr, code = srs_solve(
@@ -115,6 +170,96 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
         rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol, max_iter,
         shape.reach)
     return arm_solution("fabrik", q, positions, frames, it, err, oerr, code, oriented)
+
+
+#: Iterations without progress that end an attempt while restarts remain (the last attempt gets
+#: the full ``NO_PROGRESS_WINDOW``): a stalled attempt on a robot arm is caught at a limit or at a
+#: pose it cannot leave, and a fresh start is cheaper than waiting. An attempt that keeps making
+#: progress is never cut short (near the target FABRIK's error falls by a few percent an
+#: iteration, for hundreds of iterations at tight tolerances).
+RESTART_WINDOW = 20
+#: The orientation markers' distance from the tip, as a fraction of the reach.
+MARKER = 0.15
+
+
+def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
+    """FABRIK on any revolute arm (``fabrik.kernels.arm_fabrik``), restarted while it stalls."""
+    length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
+    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options,
+                      lambda *common, cap, window: fabrik_arm(*common, cap, length, MARKER * length, window))
+
+
+def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
+    """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
+    return _restarted(arm, "ccd", target, rotation, initial, tol, max_iter, options,
+                      lambda *common, cap, window: ccd_arm(*common, cap, float(arm.reach), window))
+
+
+def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
+    """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
+    reach = float(arm.reach)
+    return _restarted(arm, "jacobian-dls", target, rotation, initial, tol, max_iter, options,
+                      lambda *common, cap, window: dls_arm(*common, cap, reach, options.damping * reach,
+                                                           options.max_angle_step, window))
+
+
+def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel) -> Solution:
+    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, lower, upper, target, rotation,
+    oriented, q0, tol, orientation_tol, cap=, window=)`` (its remaining arguments bound)."""
+    axes, origins, tip = arm._kernel
+    oriented = rotation is not None
+    goal_R = rotation if oriented else _IDENTITY
+    lower, upper = arm._kernel_lower, arm._kernel_upper
+
+    def attempt(q0, cap, window):
+        return kernel(axes, origins, tip, lower, upper, target, goal_R, oriented, q0, tol, options.orientation_tol,
+                      cap=cap, window=window)
+
+    result, iterations, attempts = search(arm, attempt, _start(arm, initial), max_iter, options)
+    sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
+    return sol._replace(extras=MappingProxyType({**sol.extras, "attempts": attempts}))
+
+
+def search(arm, attempt, start, max_iter, options):
+    """Attempts of an arm kernel from ``start``, then from random angles within the limits, until
+    one reaches the target, the target is out of reach, ``options.restarts`` restarts are spent,
+    ``options.time_budget`` seconds have passed (no attempt begins after it) or ``max_iter``
+    iterations in all. ``attempt(q0, cap, window)`` runs one (a kernel's result tuple, as
+    ``ccd_arm``). Returns (the best attempt's result with its status for the whole search,
+    iterations in all, attempts)."""
+    deadline = time.perf_counter() + options.time_budget
+    best = None
+    best_score = math.inf
+    total = 0
+    attempts = 0
+    rng = None
+    reach = float(arm.reach)
+    while True:
+        more = attempts < options.restarts
+        result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW)
+        attempts += 1
+        total += int(result[3])
+        code = int(result[6])
+        score = float(result[4]) + reach * float(result[5])
+        if code == REACHED or score < best_score:
+            best, best_score = result, score
+        if code in (REACHED, UNREACHABLE) or not more or total >= max_iter or time.perf_counter() >= deadline:
+            break
+        if rng is None:
+            rng = np.random.default_rng(options.seed)
+            low, span = cached(arm, "random_ranges", lambda: _random_ranges(arm))
+        start = low + span * rng.random(low.shape[0])  # as arm.random_angles(rng), without its checks
+    if code != REACHED and int(best[6]) != UNREACHABLE:
+        best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),)
+    return best, total, attempts
+
+
+def _random_ranges(arm):
+    """(low, span) of ``Arm.random_angles``: angles drawn as ``low + span * uniform``."""
+    low = np.where(np.isfinite(arm.lower), arm.lower,
+                   np.where(np.isfinite(arm.upper), arm.upper - 2.0 * math.pi, -math.pi))
+    high = np.where(np.isfinite(arm.upper), arm.upper, low + 2.0 * math.pi)
+    return low, high - low
 
 
 _IDENTITY = np.eye(3)
@@ -129,24 +274,6 @@ def arm_solution(method, q, positions, frames, iterations, error, orientation_er
                     MappingProxyType(extras), q)
 
 
-add("fabrik", "arm", Solver(solve_fabrik_arm, ArmOptions(), ARM_MAX_ITER, (srs_solve,)))
-
-
-
-@dataclass(frozen=True)
-class ArmDampedOptions(ArmOptions):
-    """Options of damped least squares on arms: ``orientation_tol`` as ``ArmOptions``;
-    ``damping`` (lambda, as a fraction of the arm's reach, > 0) and ``max_angle_step`` (radians)."""
-
-    damping: float = 0.05
-    max_angle_step: float = math.pi / 8
-
-    def __post_init__(self):
-        super().__post_init__()
-        object.__setattr__(self, "damping", check_positive(self.damping, "damping"))
-        object.__setattr__(self, "max_angle_step", check_positive(self.max_angle_step, "max_angle_step"))
-
-
 def _start(arm, initial):
     return arm_shape_rest(arm) if initial is None else initial
 
@@ -157,29 +284,12 @@ def arm_shape_rest(arm) -> np.ndarray:
                                                                            arm.upper)))
 
 
-def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
-    """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
-    axes, origins, tip = arm._kernel
-    oriented = rotation is not None
-    result = ccd_arm(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, target,
-                     rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol,
-                     max_iter, float(arm.reach))
-    return arm_solution("ccd", *result, oriented)
-
-
-def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
-    """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
-    axes, origins, tip = arm._kernel
-    oriented = rotation is not None
-    reach = float(arm.reach)
-    result = dls_arm(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, target,
-                     rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol,
-                     max_iter, reach, options.damping * reach, options.max_angle_step)
-    return arm_solution("jacobian-dls", *result, oriented)
-
-
+add("fabrik", "arm", Solver(solve_fabrik_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (srs_solve, fabrik_arm)))
+add("fabrik-revolute", "arm", Solver(solve_revolute_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (fabrik_arm,)),
+    summary="FABRIK on the joints of any revolute arm (robots: offsets, limits, pose targets), with restarts")
 add("ccd", "arm", Solver(solve_ccd_arm, ArmOptions(), ARM_MAX_ITER, (ccd_arm,)))
 add("jacobian-dls", "arm", Solver(solve_dls_arm, ArmDampedOptions(), 10 * ARM_MAX_ITER, (dls_arm,)))
 
-__all__ = ["solve_fabrik_arm", "arm_angles", "solve_ccd_arm", "solve_dls_arm", "ArmOptions", "ArmDampedOptions", "arm_shape",
-           "arm_solution", "ARM_MAX_ITER"]
+__all__ = ["solve_fabrik_arm", "solve_revolute_arm", "solve_ccd_arm", "solve_dls_arm", "search", "arm_angles",
+           "arm_shape", "srs_shape", "arm_solution", "ArmOptions", "ArmFabrikOptions", "ArmDampedOptions",
+           "ARM_MAX_ITER", "ROBOT_MAX_ITER"]
