@@ -48,15 +48,55 @@ HUMANOID = (
 )
 
 
-def humanoid_skeleton() -> Skeleton:
-    """The 26-joint humanoid of ``HUMANOID`` (about 173 cm tall)."""
-    names = [n for n, _, _ in HUMANOID]
-    parents = [-1 if p is None else names.index(p) for _, p, _ in HUMANOID]
-    return Skeleton.from_parents(names, parents, [o for _, _, o in HUMANOID])
+#: Fingers of one hand, Mixamo-style names without the side: (name, lateral offset in cm from the
+#: hand's middle towards the thumb side, offset along the hand, forward offset, phalanx lengths).
+FINGERS = (
+    ("Thumb", 2.2, -2.0, 1.8, (3.8, 3.0, 2.4)),
+    ("Index", 2.4, -9.0, 0.3, (4.2, 2.4, 1.9)),
+    ("Middle", 0.6, -9.4, 0.0, (4.6, 2.8, 2.0)),
+    ("Ring", -1.2, -9.0, 0.0, (4.3, 2.6, 1.9)),
+    ("Pinky", -2.8, -8.2, 0.0, (3.4, 2.0, 1.7)),
+)
+
+
+def _finger_rows() -> list[tuple]:
+    """Rows of ``HUMANOID``'s form for five three-phalanx fingers on each hand, tips as End Sites."""
+    rows = []
+    for side, sign in (("Left", 1.0), ("Right", -1.0)):
+        for finger, lateral, along, forward, phalanges in FINGERS:
+            parent = f"{side}Hand"
+            # the thumb side of a hanging hand is forward (+Z); fingers spread along X
+            offset = (sign * lateral * 0.4, along, forward + (1.5 if finger == "Thumb" else 0.0))
+            if finger != "Thumb":
+                offset = (sign * lateral, along, forward)
+            for k, length in enumerate(phalanges, start=1):
+                name = f"{side}Hand{finger}{k}"
+                rows.append((name, parent, offset))
+                parent, offset = name, (0.0, -length, 0.0)
+            rows.append((f"{parent}_End", parent, offset))
+    return rows
+
+
+def humanoid_skeleton(fingers: bool = False) -> Skeleton:
+    """The 26-joint humanoid of ``HUMANOID`` (about 173 cm tall); with ``fingers`` each hand carries
+    five three-phalanx fingers (``FINGERS``, 66 joints) instead of its ``_End`` site."""
+    rows = list(HUMANOID)
+    if fingers:  # in place of each hand's End Site, so that joints stay in BVH (depth-first) order
+        extra = _finger_rows()
+        rows = []
+        for row in HUMANOID:
+            if row[0].endswith("Hand_End"):
+                side = row[0][:-len("Hand_End")]
+                rows += [r for r in extra if r[0].startswith(f"{side}Hand")]
+            else:
+                rows.append(row)
+    names = [n for n, _, _ in rows]
+    parents = [-1 if p is None else names.index(p) for _, p, _ in rows]
+    return Skeleton.from_parents(names, parents, [o for _, _, o in rows])
 
 
 def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1.0,
-                speed: float = 130.0) -> tuple[Skeleton, Motion]:
+                speed: float = 130.0, fingers: bool = False) -> tuple[Skeleton, Motion]:
     """A smooth procedural walk: ``(skeleton, motion)``.
 
     Args:
@@ -64,11 +104,13 @@ def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1
         fps: frames per second.
         cycle_seconds: duration of one gait cycle (two steps).
         speed: forward speed in cm/s along +Z.
+        fingers: hands with five fingers each (``humanoid_skeleton(fingers=True)``) that curl and
+            open out of step with each other while walking.
 
     Rotations are built from ZYX Euler angles (degrees, BVH convention) per joint; the motion's
     layout is ``ChannelLayout.default`` (ZYX channels, End Site leaves).
     """
-    skeleton = humanoid_skeleton()
+    skeleton = humanoid_skeleton(fingers)
     n = skeleton.n_joints
     t = np.arange(n_frames) / fps
     ph = 2.0 * np.pi * t / cycle_seconds
@@ -99,6 +141,18 @@ def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1
     set_("Spine1", z=-2.0 * s, y=-3.0 * s, x=2.0)
     set_("Neck", y=3.0 * s, x=-2.0)
     set_("Head", y=3.0 * s, x=-1.5 * np.cos(2 * ph))
+    if fingers:
+        for side, sign in (("Left", 1.0), ("Right", -1.0)):
+            for f, (finger, *_rest) in enumerate(FINGERS):
+                curl = 0.5 - 0.5 * np.cos(ph * 0.5 + 0.7 * f + (0.0 if sign > 0 else 1.3))
+                if finger == "Thumb":
+                    set_(f"{side}Hand{finger}1", z=sign * (10.0 + 15.0 * curl), x=-10.0 * curl)
+                    set_(f"{side}Hand{finger}2", x=-25.0 * curl)
+                    set_(f"{side}Hand{finger}3", x=-20.0 * curl)
+                else:
+                    set_(f"{side}Hand{finger}1", z=sign * (f - 2.5) * 3.0 * (1.0 - curl), x=-(10.0 + 55.0 * curl))
+                    set_(f"{side}Hand{finger}2", x=-(5.0 + 70.0 * curl))
+                    set_(f"{side}Hand{finger}3", x=-(5.0 + 40.0 * curl))
     for j in skeleton.leaves:
         angles[:, j] = 0.0
 
