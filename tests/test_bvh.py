@@ -583,3 +583,24 @@ def test_keywords_in_any_case_end_site_names_and_fast_wide_hierarchies():
 def test_names_with_braces_huge_offsets_and_impossible_frame_counts_are_named(text, message):
     with pytest.raises(BVHError, match=message):
         loads_bvh("HIERARCHY\n" + text + "MOTION\nFrames: 1000000000000\nFrame Time: 0.1\n")
+
+
+def test_save_bvh_of_a_skeleton_not_in_depth_first_order(tmp_path):
+    """The frame lines follow the hierarchy's depth-first order, whatever order the skeleton's
+    joints are in (index order 'a', 'b', 'a2', 'b2' wrote b's channels under a2)."""
+    from scipy.spatial.transform import Rotation
+
+    from fabrik.model.motion import ChannelLayout, Motion
+    from fabrik.model.skeleton import Skeleton
+
+    names = ["root", "a", "b", "a2", "b2", "a2_End", "b2_End"]
+    skeleton = Skeleton.from_parents(names, [-1, 0, 0, 1, 2, 3, 4],
+                                     [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])
+    quats = Rotation.random(3 * 7, random_state=1).as_quat().reshape(3, 7, 4)
+    motion = Motion(quats, np.arange(9.0).reshape(3, 3), 1 / 30, layout=ChannelLayout.default(skeleton))
+    save_bvh(tmp_path / "t.bvh", skeleton, motion)
+    skeleton2, motion2 = load_bvh(tmp_path / "t.bvh")
+    assert skeleton2.names == ("root", "a", "a2", "a2_End", "b", "b2", "b2_End")
+    want, got = motion.world_positions(skeleton), motion2.world_positions(skeleton2)
+    for name in names:
+        np.testing.assert_allclose(got[:, skeleton2.index(name)], want[:, skeleton.index(name)], atol=1e-9)

@@ -497,12 +497,27 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
 
     with _recursion_room(skeleton.n_joints):
         write(0, 0)
+    # the frame lines list the channels in the order the hierarchy above names the joints (depth
+    # first), which differs from index order for a skeleton built in another topological order
+    written = [j for j in _depth_first(children) if j not in layout.end_sites]
+    cols = _channel_columns(layout)
+    values = values[:, [cols[j] + k for j in written for k in range(len(layout.channels[j]))]]
     out.append("MOTION")
     out.append(f"Frames: {motion.n_frames}")
     out.append(f"Frame Time: {motion.frame_time:.9g}")
     for row in values:
         out.append(" ".join(_fmt(v, decimals) for v in row))
     Path(path).write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def _depth_first(children: list[list[int]]) -> list[int]:
+    """Joint indices depth first from the root, children in index order (the order of ``write``)."""
+    order, stack = [], [0]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(children[j]))
+    return order
 
 
 def _check_representable(skeleton: Skeleton, motion: Motion, layout: ChannelLayout, values: np.ndarray) -> None:

@@ -56,6 +56,8 @@ def clear_stale_caches(package_root: Path | None = None) -> bool:
 
 
 _announced = False
+#: kernels already looked at (a solver that picks its kernel per model checks it on every call)
+_checked: set = set()
 
 
 def announce_compile(*kernels) -> None:
@@ -69,6 +71,9 @@ def announce_compile(*kernels) -> None:
     import sys
 
     for kernel in kernels:
+        if kernel in _checked:
+            continue
+        _checked.add(kernel)
         cache = getattr(kernel, "_cache", None)
         index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
         if not kernel.overloads and (index is None or not os.path.exists(index)):

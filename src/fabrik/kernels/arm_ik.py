@@ -38,6 +38,8 @@ from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABL
 
 #: Distances below this fraction of the arm's reach count as zero (a straight arm's plane).
 FLAT = 1e-9
+#: An elbow this far (fraction of the reach) off the shoulder-wrist line tells its side itself.
+BENT = 1e-3
 
 
 @njit(cache=True, inline="always")
@@ -337,7 +339,8 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
     hinge_prev = _mv(frames[3], axes[3])
     if oriented:
         goal = target_p + _mv(target_R, wrist_in_tip)
-        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev)
+        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev,
+                                _flex_sense(axes, origins, tip, lower, upper, q_prev))
         if plane_rule == 1:
             # the study's hinge plane: through S and W, across the wrist's second axis (joint 6)
             # as the hand now holds it (its previous angle to the hand kept)
@@ -388,13 +391,14 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
 
 
 @njit(cache=True)
-def _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev):
+def _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, flex_sense):
     """(E, W): where FABRIK's iterations on the two bones S-E-W take the elbow and the wrist for a
     wrist goal: W on the goal (or, out of the elbow's range, as near it as the range allows,
     towards it), and E on the circle of elbows for that W, in the half-plane through S, W and the
     elbow's previous place E0 (every FABRIK step stays in that plane, and its iterations converge
     there: near a straight arm only slowly, so the point is taken directly). A previous elbow on
-    the line S-W takes its side from the previous hinge axis."""
+    the line S-W takes its side from the previous hinge axis. ``flex_sense`` (+-1): the side, as a
+    multiple of ``hinge_prev x (W - S)``, that flexing the elbow from its previous angle gives."""
     d = goal - S
     dist = np.sqrt(_dot(d, d))
     u = d / dist if dist > 0.0 else _mv(np.eye(3), hinge_prev)
@@ -405,11 +409,41 @@ def _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev):
     e0 = E0 - S
     side = e0 - _dot(e0, u) * u
     s = np.sqrt(_dot(side, side))
-    if s <= FLAT * (l1 + l2):
+    # the elbow's side of S-W: across the previous hinge axis, so that the upper arm's roll (and
+    # the wrist's) carries on where the elbow point alone leaves it loose (a nearly straight elbow
+    # moves by micrometres over a half turn of the swivel); its sense from the previous elbow when
+    # that is clearly bent, else from the elbow's flexion sense
+    hinge_side = np.cross(hinge_prev, u)
+    h = np.sqrt(_dot(hinge_side, hinge_side))
+    if h > FLAT:
+        sense = flex_sense
+        if s > BENT * (l1 + l2):
+            sense = 1.0 if _dot(hinge_side, side) >= 0.0 else -1.0
+        side = sense * hinge_side
+        s = h
+    elif s <= FLAT * (l1 + l2):
         side = np.cross(hinge_prev, u)
         s = np.sqrt(_dot(side, side))
     E = S + a * u + (r / s) * side
     return E, W
+
+
+@njit(cache=True)
+def _flex_sense(axes, origins, tip, lower, upper, q_prev):
+    """+1 or -1: the side of the shoulder-wrist line, as a multiple of ``hinge x (W - S)``, that the
+    elbow takes when it is flexed from ``q_prev`` towards the middle of its range (constant for
+    an arm whose elbow bends one way; probed by forward kinematics, so any DH convention works)."""
+    q = q_prev.copy()
+    mid = 0.5 * (lower[3] + upper[3]) if np.isfinite(lower[3]) and np.isfinite(upper[3]) else q[3] + 1.0
+    q[3] = q[3] + (0.3 if mid >= q[3] else -0.3)
+    positions = np.empty((8, 3))
+    frames = np.empty((8, 3, 3))
+    forward_arm(axes, origins, tip, q, positions, frames)
+    S = positions[0]
+    u = positions[4] - S
+    e = positions[3] - S
+    side = e - _dot(e, u) / _dot(u, u) * u
+    return 1.0 if _dot(np.cross(_mv(frames[3], axes[3]), u), side) >= 0.0 else -1.0
 
 
 @njit(cache=True)

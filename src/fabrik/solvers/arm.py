@@ -30,6 +30,7 @@ from types import MappingProxyType
 import numpy as np
 
 from fabrik._validation import check_positive, check_tol
+from fabrik.kernels._cache_guard import announce_compile
 from fabrik.kernels.arm_fabrik import fabrik_arm
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_solve
 from fabrik.kernels.arm_methods import ccd_arm, dls_arm
@@ -163,6 +164,7 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
     shape = srs_shape(arm)
     if shape is None:
         return solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, "fabrik")
+    announce_compile(srs_solve)
     axes, origins, tip = arm._kernel
     oriented = rotation is not None
     q, positions, frames, it, err, oerr, code = srs_solve(
@@ -184,6 +186,7 @@ MARKER = 0.15
 
 def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
     """FABRIK on any revolute arm (``fabrik.kernels.arm_fabrik``), restarted while it stalls."""
+    announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
     return _restarted(arm, method, target, rotation, initial, tol, max_iter, options,
                       lambda *common, cap, window: fabrik_arm(*common, cap, length, MARKER * length, window))
@@ -284,7 +287,8 @@ def arm_shape_rest(arm) -> np.ndarray:
                                                                            arm.upper)))
 
 
-add("fabrik", "arm", Solver(solve_fabrik_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (srs_solve, fabrik_arm)))
+# the kernel depends on the arm (srs_solve or fabrik_arm): each path announces its own first compile
+add("fabrik", "arm", Solver(solve_fabrik_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, ()))
 add("fabrik-revolute", "arm", Solver(solve_revolute_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (fabrik_arm,)),
     summary="FABRIK on the joints of any revolute arm (robots: offsets, limits, pose targets), with restarts")
 add("ccd", "arm", Solver(solve_ccd_arm, ArmOptions(), ARM_MAX_ITER, (ccd_arm,)))
