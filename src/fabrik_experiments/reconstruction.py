@@ -267,7 +267,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
             methods = [*methods, base]
     limits, unplaced, initial_frames = None, [], None
     if constraints is not None:
-        limits, unplaced = resolve_constraints(solved, constraints)
+        limits, unplaced = resolve_constraints(solved, constraints, pose=take.body_positions[0])
         initial_frames = take.initial_frames()
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
                          max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,

@@ -209,7 +209,7 @@ def reconstruct_take(skeleton: Skeleton, motion: Motion, *, effectors: Sequence[
                          "('humanoid', a constraints JSON file or a mapping)")
     unplaced: tuple[str, ...] = ()
     if constraints is not None:
-        limits, missed = resolve_constraints(body, constraints)
+        limits, missed = resolve_constraints(body, constraints, pose=take.body_positions[0])
         body = body.with_constraints(limits)
         unplaced = tuple(missed)
         if registry.takes_option(registry.route(method, "skeleton", limited=True).name, "skeleton", "initial_frames"):
