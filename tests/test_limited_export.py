@@ -153,3 +153,25 @@ def test_projection_lands_inside_and_keeps_what_is_inside(which, seed):
     np.testing.assert_array_equal(P[inside], M[inside])
     again = project_child(items, P)
     np.testing.assert_allclose(again, P, atol=1e-12)
+
+
+def test_motion_from_frames_of_a_sequence_keeps_the_limits(tmp_path):
+    """``fabrik.save_bvh`` of a constrained ``solve_sequence`` (no recorded take): the knees
+    and elbows read back by bvhio turn about one axis, no limit exceeded."""
+    import fabrik
+    from fabrik.constraints import humanoid
+    from fabrik.io.bvh import save_bvh
+    from fabrik.mocap import motion_from_frames
+
+    skeleton, motion = sample_walk(n_frames=30)
+    limited = skeleton.with_constraints(humanoid(skeleton)[0])
+    P = motion.world_positions(skeleton)
+    eff = ["LeftToeBase_End", "RightToeBase_End", "LeftHand_End", "RightHand_End", "Head_End"]
+    sol = fabrik.solve_sequence(limited, {e: P[:, skeleton.index(e)] for e in eff}, P[0], P[:, 0],
+                                method="fabrik-constrained")
+    assert sol.frames is not None
+    written = motion_from_frames(limited, sol.positions, sol.frames, frame_time=motion.frame_time)
+    save_bvh(tmp_path / "seq.bvh", skeleton, written)
+    local = bvhio_local_rotations(tmp_path / "seq.bvh", list(skeleton.names))
+    worst, ratios = file_limit_report(limited, local, list(skeleton.names))
+    assert worst <= LIMIT_TOL and max(ratios.values()) < AXIS_RATIO, (worst, ratios)

@@ -262,6 +262,25 @@ def local_rotations_from_frames(skeleton, positions, frames, *, project: bool = 
     return local
 
 
+def motion_from_frames(skeleton, positions, frames, *, frame_time: float = 1.0 / 30.0, layout=None):
+    """A ``fabrik.Motion`` for a constrained solve of ``skeleton`` (its limits attached): solved
+    ``positions`` (F, n, 3) or (n, 3) and joint ``frames`` (F, n, 3, 3) or (n, 3, 3), e.g. a
+    ``SequenceSolution``'s ``positions`` and ``frames``, or one ``Solution``'s ``positions`` and
+    ``extras["frames"]``. Rotations as ``local_rotations_from_frames`` (limits kept), the root at
+    ``positions[:, 0]``; ``fabrik.save_bvh(path, skeleton, motion)`` writes it. For a recorded
+    take use ``fabrik.mocap.save_take``, which keeps the file's layout."""
+    from fabrik.model.motion import Motion
+
+    p = np.asarray(positions, dtype=np.float64)
+    Fr = np.asarray(frames, dtype=np.float64)
+    if p.ndim == 2:
+        p, Fr = p[None], Fr[None]
+    local = local_rotations_from_frames(skeleton, p, Fr)
+    if layout is not None:
+        layout.check_for(skeleton)
+    return Motion.from_matrices(local, p[:, 0], frame_time, layout=layout)
+
+
 def _shrink_into(items, L: np.ndarray, rests) -> np.ndarray:
     """Where rotations ``L`` (F, 3, 3) of a joint with several child bones still break a limit
     for one of them, turn them back towards the identity (the rest pose, inside every cone and
@@ -286,4 +305,4 @@ def _shrink_into(items, L: np.ndarray, rests) -> np.ndarray:
     return out
 
 
-__all__ = ["local_rotations_from_frames", "world_rotations_from_frames", "project_child", "child_violation"]
+__all__ = ["motion_from_frames", "local_rotations_from_frames", "world_rotations_from_frames", "project_child", "child_violation"]
