@@ -181,3 +181,144 @@ def test_real_cmu_file_and_recorded_motion_mostly_inside():
     # generic one (a twist of the upper arm, which the solver is free to choose)
     names = [skel.names[j] for j in np.flatnonzero(viol.max(axis=0) > 2 * DEG)]
     assert names == ["LeftElbow", "RightElbow"]
+
+
+# --- limits that fit the rig in front of them (issue 29, item 2) ---------------------------
+
+def _rot(axis, degrees):
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_rotvec(np.radians(degrees) * np.asarray(axis, float)).as_matrix()
+
+
+def _below(skel, pivot):
+    """The joints strictly below ``pivot``."""
+    inside = {pivot}
+    for j in range(skel.n_joints):
+        if skel.parents[j] in inside:
+            inside.add(j)
+    return sorted(inside - {pivot})
+
+
+def walk_variant(kind):
+    """The procedural walk's rig and motion made into another rig showing the same walk:
+    ``(skeleton, world positions (F, n, 3), world rotations (F, n, 3, 3), left, forward)``, the
+    last two the body's world axes."""
+    from fabrik_experiments.sample_motion import sample_walk
+
+    skel, motion = sample_walk(n_frames=60)
+    P, W = motion.world_transforms(skel)
+    names, offsets = list(skel.names), np.array(skel.offsets, float)
+    P, W = np.array(P), np.array(W)
+    T = np.eye(3)
+    if kind == "z_up":
+        T = _rot([1, 0, 0], 90)
+    elif kind == "mirrored":
+        T = np.diag([-1.0, 1.0, 1.0])
+    elif kind == "mixamo":
+        names = ["mixamorig:" + n for n in names]
+    rests = {"a_pose": [("LeftArm", [0, 0, 1], 45), ("RightArm", [0, 0, 1], -45)],
+             "t_pose": [("LeftArm", [0, 0, 1], 90), ("RightArm", [0, 0, 1], -90)],
+             "bent_knees": [("LeftLeg", [1, 0, 0], 25), ("RightLeg", [1, 0, 0], 25),
+                            ("LeftForeArm", [1, 0, 0], -30), ("RightForeArm", [1, 0, 0], -30)]}
+    for pivot, axis, degrees in rests.get(kind, []):
+        A = _rot(axis, degrees)
+        j = skel.index(pivot)
+        for c in _below(skel, j):
+            offsets[c] = A @ offsets[c]
+        for k in [j] + [c for c in _below(skel, j)]:
+            W[:, k] = W[:, k] @ A.T
+    offsets = offsets @ T.T
+    P = P @ T.T
+    W = np.einsum("ij,fnjk,lk->fnil", T, W, T)
+    new = Skeleton.from_parents(names, skel.parents, offsets)
+    return new, P, W, T @ np.array([1.0, 0, 0]), T @ np.array([0, 0, 1.0])
+
+
+VARIANTS = ["plain", "z_up", "mirrored", "a_pose", "t_pose", "bent_knees", "mixamo"]
+
+
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_hinges_follow_the_body_on_any_rig(kind):
+    from fabrik.model.humanoid_limits import body_axes
+
+    skel, P, W, left, forward = walk_variant(kind)
+    axes = body_axes(skel)
+    assert np.dot(axes.left, left) > 0.99 and np.dot(axes.forward, forward) > 0.99, axes.sources
+    limits, unplaced = humanoid(skel)
+    prefix = "mixamorig:" if kind == "mixamo" else ""
+    arrays = rig(skel)
+    for joint, sign in (("LeftLeg", -1), ("RightLeg", -1), ("LeftForeArm", 1), ("RightForeArm", 1)):
+        (hinge,) = limits[prefix + joint]
+        assert isinstance(hinge, Hinge)
+        child = skel.index(prefix + joint) + 1
+        R0 = arrays.rest_frames[child]
+        axis, bone = R0 @ np.array(hinge.axis), R0[:, 1]
+        # the body's left-right axis made perpendicular to the bone (itself where the limb hangs)
+        expected = left - np.dot(left, bone) * bone
+        if np.linalg.norm(expected) > 0.2:
+            assert abs(np.dot(axis, expected / np.linalg.norm(expected))) > 0.999, (joint, axis, expected)
+        # flexion turns the shin backwards, the forearm forwards
+        assert sign * np.dot(bends_towards(skel, prefix + joint, limits), forward) > 0.3
+
+
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_the_walk_on_any_rig_keeps_every_limit(kind):
+    from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations, limit_violations
+
+    skel, P, W, left, forward = walk_variant(kind)
+    limits, _ = humanoid(skel)
+    limited = skel.with_constraints(limits)
+    viol = limit_violations(limited, P, frames_from_world_rotations(skel, W))
+    worst = viol.max(axis=0)
+    assert worst.max() <= 1e-9, {skel.names[j]: float(worst[j]) for j in np.flatnonzero(worst > 1e-9)}
+
+
+def test_bent_rest_shifts_the_hinge_range():
+    plain = humanoid(walk_variant("plain")[0])[0]["LeftLeg"][0]
+    bent = humanoid(walk_variant("bent_knees")[0])[0]["LeftLeg"][0]
+    assert bent.min == pytest.approx(plain.min - 25 * DEG, abs=1e-9)
+    assert bent.max == pytest.approx(plain.max - 25 * DEG, abs=1e-9)
+
+
+@pytest.mark.parametrize("transform", ["z_up", "mirrored"])
+def test_model_humanoid_knees_and_elbows_on_turned_and_mirrored_rigs(transform):
+    import fabrik
+
+    base = fabrik.models.humanoid()
+    T = _rot([1, 0, 0], 90) if transform == "z_up" else np.diag([-1.0, 1.0, 1.0])
+    skel = Skeleton.from_parents(base.names, base.parents, np.array(base.offsets) @ T.T)
+    left, forward = T @ np.array([1.0, 0, 0]), T @ np.array([0, 0, 1.0])
+    limits, _ = humanoid(skel)
+    arrays = rig(skel)
+    for joint, sign in (("l_knee", -1), ("r_knee", -1), ("l_elbow", 1), ("r_elbow", 1)):
+        child = skel.index(joint) + 1
+        R0 = arrays.rest_frames[child]
+        axis, bone = R0 @ np.array(limits[joint][0].axis), R0[:, 1]
+        expected = left - np.dot(left, bone) * bone
+        assert abs(np.dot(axis, expected / np.linalg.norm(expected))) > 0.999
+        assert sign * np.dot(bends_towards(skel, joint, limits), forward) > 0.1
+
+
+def test_first_frame_decides_where_the_rest_pose_cannot():
+    """A mirrored rig with no feet and straight limbs at rest: the rest pose cannot tell front
+    from back, so without a pose forward is assumed right-handed (wrong for this mirror); the
+    walk's first frame (knees and elbows bent) tells."""
+    from fabrik.model.humanoid_limits import body_axes
+
+    skel, P, W, left, forward = walk_variant("mirrored")
+    keep = [j for j, n in enumerate(skel.names) if "Toe" not in n]
+    sub = Skeleton.from_parents([skel.names[j] for j in keep], [keep.index(skel.parents[j]) if j else -1 for j in keep],
+                                np.array(skel.offsets)[keep])
+    pose = P[0][keep]
+    assert "assumed" in body_axes(sub).sources["forward"]
+    assert np.dot(body_axes(sub).forward, forward) < -0.99
+    axes = body_axes(sub, pose=pose)
+    assert axes.sources["forward"].startswith("first frame")
+    assert np.dot(axes.forward, forward) > 0.99
+    limits, _ = humanoid(sub, pose=pose)
+    assert np.dot(bends_towards(sub, "LeftLeg", limits), forward) < -0.3
+    with pytest.raises(ValueError, match="pose must have shape"):
+        humanoid(sub, pose=pose[:3])
+    with pytest.raises(ValueError, match="non-finite"):
+        humanoid(sub, pose=np.full_like(pose, np.nan))

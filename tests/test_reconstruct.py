@@ -411,10 +411,13 @@ def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_pa
     report, _, _ = reconstruct_file(src, methods=["fabrik"], constraints="humanoid", out=out)
     assert report.out_method == "fabrik-constrained" and report.to_json()["out_method"] == "fabrik-constrained"
     s2, m2 = load_bvh(out)
-    limited = report.result("fabrik-constrained").positions
-    # the rotations fitted to the limited poses (which do not hold this pelvis's and chest's
-    # children rigid, so the file is off them by out_max_error)
-    fitted = motion_from_positions(skel, motion, limited).world_positions(skel)
+    row = report.result("fabrik-constrained")
+    limited = row.positions
+    # the rotations of the solver's frames, limits kept (the limited solve does not hold this
+    # pelvis's and chest's children rigid, so the file is off its poses by out_max_error)
+    assert row.frames is not None and row.solved_skeleton.constraints
+    fitted = motion_from_positions(skel, motion, limited, frames=row.frames,
+                                   limits=row.solved_skeleton).world_positions(skel)
     assert np.max(np.abs(m2.world_positions(s2) - fitted)) < 1e-6 * skel.height()
     assert report.out_max_error == pytest.approx(np.linalg.norm(fitted - limited, axis=2).max(), abs=1e-6)
     assert np.max(np.abs(limited - report.result("fabrik").positions)) > 1e-3 * skel.height()  # a different row

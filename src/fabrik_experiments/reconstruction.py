@@ -98,7 +98,8 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
         mean_iterations=float(rec.solution.iterations.mean()),
         frames_per_second=F / rec.seconds if rec.seconds > 0 else float("inf"),
         reached_fraction=float(rec.solution.reached.mean()), positions=out, max_limit_violation=violation,
-        options=dict(options), inner_errors=frame_errors)
+        options=dict(options), inner_errors=frame_errors, frames=rec.frames,
+        solved_skeleton=model if rec.frames is not None else None)
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
@@ -266,7 +267,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
             methods = [*methods, base]
     limits, unplaced, initial_frames = None, [], None
     if constraints is not None:
-        limits, unplaced = resolve_constraints(solved, constraints)
+        limits, unplaced = resolve_constraints(solved, constraints, pose=take.body_positions[0])
         initial_frames = take.initial_frames()
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
                          max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,
@@ -277,7 +278,9 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
         report = replace(report, results=tuple(replace(r, positions=take.whole(r.positions)) for r in report.results))
     report = replace(report, notes=take.notes)
     if out is not None:
-        miss = save_take(out, skeleton, motion, report.result(out_method).positions, take=take)
+        chosen = report.result(out_method)
+        miss = save_take(out, skeleton, motion, chosen.positions, take=take, frames=chosen.frames,
+                         limits=chosen.solved_skeleton)
         report = replace(report, out_max_error=miss, out_method=out_method)
     return report, skeleton, motion
 

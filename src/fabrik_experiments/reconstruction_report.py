@@ -57,9 +57,14 @@ class MethodResult:
     #: (F, m) each evaluated joint's error in each frame (file units; not written to JSON), the
     #: samples behind the median, mean and 95th percentile (``pool_reports`` pools them)
     inner_errors: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: (F, m, 3, 3) the solved joints' frames for a method with limits (not written to JSON), and
+    #: the skeleton it solved with its limits: what ``--out`` keeps in the file
+    frames: np.ndarray | None = field(default=None, repr=False, compare=False)
+    solved_skeleton: object = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("positions", "inner_errors")}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__
+             if k not in ("positions", "inner_errors", "frames", "solved_skeleton")}
         return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in d.items()}
 
 

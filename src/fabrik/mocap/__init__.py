@@ -16,16 +16,18 @@ reference node above the hips as the root), ``default_effectors`` / ``evaluated_
 which joints are followed and which are estimated, ``resolve_constraints`` reads limits,
 ``reconstruct_take`` / ``reconstruct_positions`` solve with one method through
 ``fabrik.solve_sequence``, and ``motion_from_positions`` / ``save_take`` turn positions back into
-rotations. Conventions: docs/conventions.md ("Indexing", BVH); usage: docs/mocap.md. The
+rotations (a constrained reconstruction: its joint frames, every limit kept in the file;
+``motion_from_frames`` does that for any constrained solve of a skeleton). Conventions: docs/conventions.md ("Indexing", BVH); usage: docs/mocap.md. The
 paper's comparison of every method on a take (``fabrik reconstruct``) is built on these, in
 ``fabrik_experiments.reconstruction``.
 """
 
 from fabrik.mocap.export import motion_from_positions, save_take
+from fabrik.mocap.frames_export import motion_from_frames
 from fabrik.mocap.reconstruct import DEFAULT_REL_TOL, Reconstruction, reconstruct_positions, reconstruct_take
 from fabrik.mocap.takes import (Take, coincident_groups, default_effectors, evaluated_joints, parse_frames,
                                 prepare_take, resolve_constraints)
 
 __all__ = ["Take", "prepare_take", "default_effectors", "coincident_groups", "evaluated_joints", "parse_frames",
            "resolve_constraints", "Reconstruction", "reconstruct_take", "reconstruct_positions", "DEFAULT_REL_TOL",
-           "motion_from_positions", "save_take"]
+           "motion_from_positions", "save_take", "motion_from_frames"]

@@ -49,6 +49,8 @@ class Reconstruction:
             process it includes compiling the method's kernels).
         notes: how the take was set up for the solvers (``Take.notes``).
         unplaced: joints the ``"humanoid"`` limits could not place a limit on.
+        body: the skeleton that was solved (``Take.body``), with the limits the solve kept;
+            ``fabrik.mocap.save_take`` writes a constrained reconstruction keeping them.
     """
 
     positions: np.ndarray
@@ -59,6 +61,7 @@ class Reconstruction:
     seconds: float
     notes: tuple[str, ...] = ()
     unplaced: tuple[str, ...] = ()
+    body: Skeleton | None = None
 
     @property
     def method(self) -> str:
@@ -154,7 +157,7 @@ def reconstruct_positions(skeleton: Skeleton, positions, *, effectors: Sequence[
     solution, seconds = _solve(skeleton, truth, eff, method, tol, max_iter, rigid_sub_bases, swing_limbs, progress,
                                options)
     return Reconstruction(solution.positions, np.arange(skeleton.n_joints), solution,
-                          tuple(skeleton.names[j] for j in eff), tol, seconds)
+                          tuple(skeleton.names[j] for j in eff), tol, seconds, body=skeleton)
 
 
 def _check_method(method) -> None:
@@ -206,7 +209,7 @@ def reconstruct_take(skeleton: Skeleton, motion: Motion, *, effectors: Sequence[
                          "('humanoid', a constraints JSON file or a mapping)")
     unplaced: tuple[str, ...] = ()
     if constraints is not None:
-        limits, missed = resolve_constraints(body, constraints)
+        limits, missed = resolve_constraints(body, constraints, pose=take.body_positions[0])
         body = body.with_constraints(limits)
         unplaced = tuple(missed)
         if registry.takes_option(registry.route(method, "skeleton", limited=True).name, "skeleton", "initial_frames"):
@@ -216,7 +219,7 @@ def reconstruct_take(skeleton: Skeleton, motion: Motion, *, effectors: Sequence[
                                 max_iter=max_iter, rigid_sub_bases=rigid_sub_bases, swing_limbs=swing_limbs,
                                 progress=progress, **options)
     return Reconstruction(take.whole(rec.positions), take.joints, rec.solution, rec.effectors, rec.tol, rec.seconds,
-                          take.notes, unplaced)
+                          take.notes, unplaced, body)
 
 
 def _body_effectors(take: Take, effectors) -> list[str]:

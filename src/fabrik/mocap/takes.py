@@ -330,15 +330,17 @@ def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
     return Take(skeleton, motion, positions, rotations, body, joints, notes)
 
 
-def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
+def resolve_constraints(skeleton: Skeleton, spec, *, pose=None) -> tuple[dict, list[str]]:
     """Joint limits for ``skeleton`` from ``spec``.
 
     Args:
         skeleton: the skeleton the limits go on (for a take, ``Take.body``).
         spec: ``"humanoid"`` (the default human set placed by joint names,
-            ``fabrik.constraints.humanoid``), a path to a constraints JSON file
+            ``fabrik.constraints.humanoid``, its hinges along the rig's own body axes), a path to a constraints JSON file
             (``fabrik.constraints.load_constraints``; angles in the units the file names), or a
             mapping ``{joint name: constraint or constraints}`` (radians, docs/constraints.md).
+        pose: (n, 3) positions of a take's first frame, for ``"humanoid"``: looked at where the
+            rest pose cannot tell which way the body faces (``fabrik.model.humanoid_limits.body_axes``).
 
     Returns:
         (constraints, unplaced): ``{joint name: constraint(s)}`` for
@@ -352,7 +354,7 @@ def resolve_constraints(skeleton: Skeleton, spec) -> tuple[dict, list[str]]:
     from fabrik.model.humanoid_limits import humanoid
 
     if isinstance(spec, str) and spec == "humanoid":
-        return humanoid(skeleton)
+        return humanoid(skeleton, pose=pose)
     if isinstance(spec, (str, Path)):
         path = Path(spec)
         if not path.is_file():

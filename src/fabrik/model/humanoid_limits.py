@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -185,25 +186,190 @@ def classify(skeleton) -> dict[int, tuple[str, str | None]]:
     return out
 
 
-def _body_axes(skeleton, parts: dict[int, tuple[str, str | None]], rest: np.ndarray):
-    """(up, left, forward) unit vectors of the rest pose (module docstring)."""
-    root = rest[0]
-    top = [i for i, (part, _) in parts.items() if part in ("head", "neck")]
-    up = rest[top].mean(axis=0) - root if top else np.array([0.0, 1.0, 0.0])
-    if np.linalg.norm(up) < 1e-12:
-        up = np.array([0.0, 1.0, 0.0])
-    up = up / np.linalg.norm(up)
-    lefts = [i for i, (_, side) in parts.items() if side == "l"]
-    rights = [i for i, (_, side) in parts.items() if side == "r"]
-    left = rest[lefts].mean(axis=0) - rest[rights].mean(axis=0) if lefts and rights else np.array([1.0, 0.0, 0.0])
-    left = left - np.dot(left, up) * up
-    if np.linalg.norm(left) < 1e-9:
-        left = np.array([1.0, 0.0, 0.0]) - up[0] * up
-        if np.linalg.norm(left) < 1e-9:
-            left = np.array([0.0, 0.0, 1.0]) - up[2] * up
-    left = left / np.linalg.norm(left)
-    forward = np.cross(left, up)
-    return up, left, forward / np.linalg.norm(forward)
+class BodyAxes(NamedTuple):
+    """The body's axes in the rest pose's coordinates (unit vectors, right-handed or not: a
+    mirrored rig's ``forward`` is ``-(left x up)``), and what each came from."""
+
+    up: np.ndarray
+    left: np.ndarray
+    forward: np.ndarray
+    sources: dict
+
+
+def _unit(v: np.ndarray) -> np.ndarray | None:
+    n = float(np.linalg.norm(v))
+    return v / n if n > 1e-12 else None
+
+
+def _size(positions: np.ndarray) -> float:
+    return max(float(np.ptp(positions, axis=0).max()), 1e-300)
+
+
+def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, dict]:
+    """(up, left, sources) from positions ``p`` (n, 3): up from the root towards the neck and
+    head (else the spine, else away from the ankles), left from the right-side hips and
+    shoulders (else every sided joint) to the left-side ones, made perpendicular to up."""
+    sources = {}
+    up = None
+    for group, label in ((("head", "neck"), "root to neck/head"), (("spine",), "root to spine"),
+                         (("ankle", "knee"), "ankles to root")):
+        idx = [i for i, (part, _) in parts.items() if part in group]
+        if not idx:
+            continue
+        d = p[idx].mean(axis=0) - p[0]
+        if group[0] == "ankle":
+            d = -d
+        up = _unit(d)
+        if up is not None and float(np.linalg.norm(d)) > 1e-3 * _size(p):
+            sources["up"] = label
+            break
+        up = None
+    left = None
+    for group in (("hip", "pelvis", "knee", "collar", "shoulder"), None):
+        lefts = [i for i, (part, side) in parts.items() if side == "l" and (group is None or part in group)]
+        rights = [i for i, (part, side) in parts.items() if side == "r" and (group is None or part in group)]
+        if not lefts or not rights:
+            continue
+        d = p[lefts].mean(axis=0) - p[rights].mean(axis=0)
+        if up is not None:
+            d = d - np.dot(d, up) * up
+        if float(np.linalg.norm(d)) > 1e-3 * _size(p):
+            left = d / np.linalg.norm(d)
+            sources["left"] = "right to left hips/shoulders" if group else "right-side to left-side joints"
+            break
+    return up, left, sources
+
+
+def _forward_cue(skeleton, parts, p: np.ndarray, lengths: np.ndarray, up: np.ndarray,
+                 left: np.ndarray) -> tuple[float, str | None]:
+    """(signed strength, source) of the evidence in positions ``p`` that the body faces
+    ``left x up`` (positive) or away from it: the feet (ankle to toe bones point forward), else
+    the knees (bent forward), else the elbows (bent backward). 0 when the pose shows none."""
+    side = np.cross(left, up)
+
+    def first_child_end(j):
+        c = _first_bone(skeleton, j, lengths)
+        return None if c is None else c
+
+    cues = []
+    feet = [i for i, (part, _) in parts.items() if part in ("ankle", "toe")]
+    if feet:
+        total, count = 0.0, 0.0
+        for j in feet:
+            c = first_child_end(j)
+            if c is None:
+                continue
+            d = p[c] - p[j]
+            total += float(np.dot(d, side))
+            count += float(np.linalg.norm(d))
+        if count > 0:
+            cues.append((total / count, "the feet"))
+    for part, sign, label in (("knee", 1.0, "the knee bend"), ("elbow", -1.0, "the elbow bend")):
+        total, count = 0.0, 0.0
+        for j in [i for i, (q, _) in parts.items() if q == part]:
+            c = first_child_end(j)
+            top = int(skeleton.parents[j])
+            while top > 0 and float(np.linalg.norm(p[top] - p[j])) <= 1e-9 * _size(p):
+                top = int(skeleton.parents[top])
+            if c is None or top < 0:
+                continue
+            d = p[j] - 0.5 * (p[top] + p[c])
+            total += sign * float(np.dot(d, side))
+            count += float(np.linalg.norm(p[c] - p[top]))
+        if count > 0:
+            cues.append((total / count, label))
+    for strength, label in cues:
+        if abs(strength) >= FORWARD_CUE:
+            return strength, label
+    return 0.0, None
+
+
+#: The least forward evidence (a foot's forward reach per unit of its length, a knee's or
+#: elbow's bend per unit of the limb's span) that tells which way a pose faces.
+FORWARD_CUE = 0.02
+
+
+def _torso_rotation(parts, rest: np.ndarray, pose: np.ndarray) -> np.ndarray:
+    """The least-squares rotation of the torso (root, spine, neck, head, hips, shoulders) from
+    ``rest`` to ``pose``, for carrying axes found in a pose back to the rest pose."""
+    torso = [0] + [i for i, (part, _) in parts.items()
+                   if part in ("pelvis", "spine", "neck", "head", "hip", "collar", "shoulder")]
+    a = pose[torso] - pose[torso].mean(axis=0)
+    b = rest[torso] - rest[torso].mean(axis=0)
+    U, _, Vt = np.linalg.svd(a.T @ b)
+    d = np.sign(np.linalg.det(U @ Vt)) or 1.0
+    return U @ np.diag([1.0, 1.0, d]) @ Vt
+
+
+#: A body axis within this angle of a coordinate axis is taken to be that axis: rigs are built
+#: along their file's axes, and a spine leaning back by a few degrees at rest (the procedural
+#: walk's rig: 0.5 degrees) should not tilt every hinge axis with it.
+SNAP_ANGLE = math.radians(10.0)
+
+
+def _snap(v: np.ndarray) -> np.ndarray:
+    k = int(np.argmax(np.abs(v)))
+    if abs(v[k]) >= math.cos(SNAP_ANGLE):
+        out = np.zeros(3)
+        out[k] = math.copysign(1.0, v[k])
+        return out
+    return v
+
+
+def body_axes(skeleton, pose=None) -> BodyAxes:
+    """Up, left and forward of a skeleton's body in its rest pose (module docstring).
+
+    Up runs from the root to the neck and head (else the spine; else from the ankles to the
+    root), left from the right hips/shoulders to the left ones, both taken from the joint names
+    (``classify``); forward is perpendicular to both and points where the feet point (else
+    where the knees bend, else opposite to where the elbows bend), so a mirrored rig's forward
+    is found, not assumed right-handed. Where the rest pose shows none of these (a rig standing
+    with straight limbs and no feet, or a rest pose that is no pose at all), ``pose`` (n, 3), a
+    take's first frame, is looked at instead, and its axes are carried back to the rest pose
+    by the torso's rotation; failing that, forward = left x up (a right-handed body) and up +Y,
+    left +X where there are no names to go by. Up and left within ``SNAP_ANGLE`` of a
+    coordinate axis are taken to be that axis. ``sources`` says which cue gave each axis.
+    """
+    from fabrik._validation import as_points
+
+    parts = classify(skeleton)
+    rest = skeleton.rest_positions()
+    lengths = skeleton.bone_lengths
+    p = None if pose is None else as_points(pose, "pose", dim=3)
+    if p is not None and p.shape != rest.shape:
+        raise ValueError(f"pose must have shape {rest.shape} (one position per joint), got {p.shape}")
+    if p is not None and not np.isfinite(p).all():
+        raise ValueError("pose contains a non-finite value (NaN or inf)")
+    up, left, sources = _up_left(skeleton, parts, rest)
+    turn = None
+    if p is not None and (up is None or left is None):
+        turn = _torso_rotation(parts, rest, p)
+        up2, left2, src2 = _up_left(skeleton, parts, p)
+        if up is None and up2 is not None:
+            up, sources["up"] = turn.T @ up2, "first frame: " + src2["up"]
+        if left is None and left2 is not None:
+            left, sources["left"] = turn.T @ left2, "first frame: " + src2["left"]
+    if up is None:
+        up, sources["up"] = np.array([0.0, 1.0, 0.0]), "assumed +Y"
+    if left is None:
+        guess = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
+        left, sources["left"] = guess, "assumed +X"
+    up = _snap(up)
+    left = _snap(_unit(left - np.dot(left, up) * up))
+    left = _unit(left - np.dot(left, up) * up)
+    side = np.cross(left, up)
+    strength, label = _forward_cue(skeleton, parts, rest, lengths, up, left)
+    if label is not None:
+        sources["forward"] = label
+    elif p is not None:
+        turn = _torso_rotation(parts, rest, p) if turn is None else turn
+        strength, label = _forward_cue(skeleton, parts, p, lengths, turn @ up, turn @ left)
+        if label is not None:
+            sources["forward"] = "first frame: " + label
+    if label is None:
+        strength, sources["forward"] = 1.0, "assumed left x up (a right-handed body)"
+    forward = side if strength > 0 else -side
+    return BodyAxes(up, left, forward, sources)
 
 
 def _holders(skeleton, joint: int, parts, lengths) -> list[int]:
@@ -232,8 +398,18 @@ def _first_bone(skeleton, joint: int, lengths) -> int | None:
     return None
 
 
-def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
+def humanoid(skeleton, pose=None) -> tuple[dict[str, tuple], list[str]]:
     """Default human joint limits for ``skeleton``, placed by joint names (module docstring).
+
+    Hinge axes come from the skeleton's own body axes (``body_axes``): a knee turns its shin
+    about the body's left-right axis made perpendicular to the shin, backwards; an elbow its
+    forearm forwards. A hinge whose limb is bent at rest has its range shifted by the rest bend,
+    so that the anatomical range (straight = 0) holds whatever pose the rig rests in.
+
+    Args:
+        skeleton: a ``fabrik.Skeleton``.
+        pose: optional (n, 3) joint positions, e.g. a take's first frame, looked at where the
+            rest pose cannot tell which way the body faces (``body_axes``).
 
     Returns:
         (constraints, unplaced): ``{joint name: (Cone or Hinge,)}`` for
@@ -249,7 +425,8 @@ def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
     lengths = skeleton.bone_lengths
     rest = skeleton.rest_positions()
     parts = classify(skeleton)
-    up, left, forward = _body_axes(skeleton, parts, rest)
+    axes = body_axes(skeleton, pose)
+    up, left, forward = axes.up, axes.left, axes.forward
     leaves = set(skeleton.leaves)
     placed: dict[int, tuple] = {}
     for joint, (part, _side) in sorted(parts.items()):
@@ -273,9 +450,12 @@ def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
             if np.linalg.norm(axis) < 0.2:
                 placed[holder] = (Cone.circular(max(abs(lo), abs(hi))),)
                 continue
-            local = R0.T @ (axis / np.linalg.norm(axis))
+            axis = axis / np.linalg.norm(axis)
+            bend = _rest_bend(skeleton, holder, child, rest, axis)
+            local = R0.T @ axis
             local[1] = 0.0
-            placed[holder] = (Hinge(tuple(local / np.linalg.norm(local)), lo, hi),)
+            lo, hi = lo - bend, hi - bend
+            placed[holder] = (Hinge(tuple(local / np.linalg.norm(local)), max(lo, -math.pi), min(hi, math.pi)),)
     unplaced = []
     for j in range(skeleton.n_joints):
         if j in placed or j in leaves:
@@ -285,4 +465,23 @@ def humanoid(skeleton) -> tuple[dict[str, tuple], list[str]]:
     return {skeleton.names[j]: placed[j] for j in sorted(placed)}, unplaced
 
 
-__all__ = ["humanoid", "classify", "LIMITS"]
+def _rest_bend(skeleton, holder: int, child: int, rest: np.ndarray, axis: np.ndarray) -> float:
+    """The rest pose's flexion (radians) at a hinge: the signed angle, about ``axis``, from the
+    bone arriving at ``holder`` (through zero-length bones) to the bone reaching ``child``;
+    0 where no bone arrives."""
+    top = int(skeleton.parents[holder])
+    size = _size(rest)
+    while top > 0 and float(np.linalg.norm(rest[top] - rest[holder])) <= 1e-9 * size:
+        top = int(skeleton.parents[top])
+    if top < 0 or float(np.linalg.norm(rest[holder] - rest[top])) <= 1e-9 * size:
+        return 0.0
+    a = rest[holder] - rest[top]
+    b = rest[child] - rest[int(skeleton.parents[child])]
+    a = a - np.dot(a, axis) * axis
+    b = b - np.dot(b, axis) * axis
+    if np.linalg.norm(a) < 1e-12 or np.linalg.norm(b) < 1e-12:
+        return 0.0
+    return float(math.atan2(np.dot(np.cross(a, b), axis), np.dot(a, b)))
+
+
+__all__ = ["humanoid", "classify", "body_axes", "BodyAxes", "LIMITS", "FORWARD_CUE", "SNAP_ANGLE"]

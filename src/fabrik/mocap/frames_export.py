@@ -1,0 +1,308 @@
+"""BVH rotations from a constrained solve's joint frames, every limit kept in the local rotations.
+
+A solve with joint limits (``fabrik-constrained`` and the other methods with frames) returns a
+frame per joint (``extras["frames"]``, ``SequenceSolution.frames``): for joint i with a bone
+arriving from its parent, +Y along that bone and the bone's twist in the other two axes
+(``fabrik.solvers.skeleton_fabrik_constrained``). In BVH terms ``F[c] = W[parent(c)] R0[c]`` for
+every non-zero bone c, with ``W`` the world rotation of a joint and ``R0`` the rest frames, so the
+world rotation of a joint j is ``F[c] R0[c]^T`` for its child bone c, twist included, and the
+limit on j bounds j's local rotation ``L[j] = W[parent(j)]^T W[j]`` written in the child's rest
+frame: ``R0[c]^T L[j] R0[c]``, a rotation about the hinge axis for a ``Hinge``, a swing inside the
+cone for a ``Cone``, a twist about +Y within a ``Twist``.
+
+``local_rotations_from_frames(skeleton, positions, frames)`` turns frames (F, n, 3, 3) into local
+rotation matrices (F, n, 3, 3) for a BVH file of ``skeleton``:
+
+* a joint with one child bone of non-zero length takes that bone's frame: ``W[j] = F[c] R0[c]^T``;
+* a joint with several (a pelvis carrying both thighs and the spine, which the limited solver
+  moves independently, but one BVH rotation turns together) takes the least-squares rotation of
+  its child bones onto their solved directions (Kabsch), the children's frames breaking ties
+  when the bones are collinear;
+* a joint with no child bone of non-zero length (a leaf, or a joint whose children sit on it, as
+  CMU's ``Hips`` and ``Chest2``) keeps its parent's world rotation (local identity), so the
+  zero-length children carry the rotation; the root then takes its solved frame ``F[0]``.
+
+Then, root first, each joint's local rotation relative to its parent's *written* rotation is
+projected onto its limits (``project_local``): a hinge keeps only its rotation about the hinge
+axis, clamped to its range, with no twist; a cone's swing is clamped to the cone at its azimuth;
+a twist to its range. Where the solver's frames already keep the limits (a joint with one child
+bone) this changes nothing but rounding; it matters at joints whose children the BVH rotation
+must move together. The written file therefore holds every limit on its local rotations, and
+reproduces the solved positions exactly where the skeleton can (``save_take`` reports the
+largest distance).
+
+A limit on the root is measured by the solver against the root orientation it held
+(``root_rotation``), which a BVH file does not store; it is not projected here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fabrik.model.constraints import Cone, Hinge, Twist
+
+
+def _axis_angle_matrix(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) about unit ``axis`` (..., 3) by ``angle`` (...) (Rodrigues)."""
+    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    out = np.empty(axis.shape[:-1] + (3, 3))
+    out[..., 0, 0] = c + x * x * t
+    out[..., 0, 1] = x * y * t - z * s
+    out[..., 0, 2] = x * z * t + y * s
+    out[..., 1, 0] = y * x * t + z * s
+    out[..., 1, 1] = c + y * y * t
+    out[..., 1, 2] = y * z * t - x * s
+    out[..., 2, 0] = z * x * t - y * s
+    out[..., 2, 1] = z * y * t + x * s
+    out[..., 2, 2] = c + z * z * t
+    return out
+
+
+def _twist_y(M: np.ndarray) -> np.ndarray:
+    """Twist (radians, in (-pi, pi]) about +Y of rotations ``M`` (..., 3, 3), in the swing-twist
+    split ``M = S Rot_y(twist)`` with S the smallest rotation taking +Y to ``M``'s +Y."""
+    v = M[..., :, 1]
+    z = M[..., :, 2]
+    # the frame S carries: S e_z for the smallest rotation S taking e_y onto v
+    c = v[..., 1]
+    k = 1.0 / np.maximum(1.0 + c, 1e-300)
+    sz = np.stack([-v[..., 0] * v[..., 2] * k, -v[..., 2], 1.0 - v[..., 2] * v[..., 2] * k], axis=-1)
+    sz = np.where((1.0 + c < 1e-12)[..., None], np.array([0.0, 0.0, -1.0]), sz)
+    sx = np.cross(v, sz)
+    return np.arctan2(np.einsum("...i,...i->...", z, sx), np.einsum("...i,...i->...", z, sz))
+
+
+def _swing_to(v: np.ndarray) -> np.ndarray:
+    """The smallest rotations (..., 3, 3) taking +Y onto unit directions ``v`` (..., 3)."""
+    axis = np.stack([v[..., 2], np.zeros(v.shape[:-1]), -v[..., 0]], axis=-1)  # e_y x v
+    s = np.linalg.norm(axis, axis=-1)
+    angle = np.arctan2(s, v[..., 1])
+    safe = np.where(s[..., None] > 1e-300, axis / np.where(s[..., None] > 1e-300, s[..., None], 1.0),
+                    np.array([1.0, 0.0, 0.0]))
+    return _axis_angle_matrix(safe, angle)
+
+
+def _cone_limit(cone: Cone, v: np.ndarray) -> np.ndarray:
+    """The cone's largest polar angle (radians) at the azimuth of directions ``v`` (..., 3)."""
+    s_r, s_l, s_u, s_d = cone.signed_cot2()
+    x, z = v[..., 0], v[..., 2]
+    sx = np.where(x >= 0, s_r, s_l)
+    sz = np.where(z >= 0, s_u, s_d)
+    rho2 = x * x + z * z
+    safe = np.where(rho2 > 0, rho2, 1.0)
+    sv = np.where(rho2 > 0, (sx * x * x + sz * z * z) / safe, s_u)
+    return np.arctan2(1.0, np.copysign(np.sqrt(np.abs(sv)), sv))
+
+
+def child_violation(items, M: np.ndarray) -> np.ndarray:
+    """How far (radians) rotations ``M`` (..., 3, 3), a joint's local rotation in one child bone's
+    rest frame, exceed the limits ``items`` (Cone, Hinge, Twist): 0 where all hold. The measures
+    of ``limit_violations`` (cone excess; hinge angle out of plane and out of range; twist
+    excess, a hinge's twist held at 0 unless a Twist is given)."""
+    v = M[..., :, 1]
+    worst = np.zeros(M.shape[:-2])
+    twist = _twist_y(M)
+    has_twist = any(isinstance(i, Twist) for i in items)
+    for item in items:
+        if isinstance(item, Cone):
+            polar = np.arctan2(np.hypot(v[..., 0], v[..., 2]), v[..., 1])
+            worst = np.maximum(worst, polar - _cone_limit(item, v))
+        elif isinstance(item, Hinge):
+            a = np.asarray(item.axis, dtype=np.float64)
+            off = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
+            theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
+            worst = np.maximum.reduce([worst, off, item.min - theta, theta - item.max])
+            if not has_twist:
+                worst = np.maximum(worst, np.abs(twist))
+        elif isinstance(item, Twist):
+            worst = np.maximum.reduce([worst, item.min - twist, twist - item.max])
+    return worst
+
+
+def project_child(items, M: np.ndarray) -> np.ndarray:
+    """``M`` (..., 3, 3) (a local rotation in a child bone's rest frame) moved onto the limits
+    ``items``: a hinge keeps its rotation about the axis, clamped to its range (twist 0, or
+    clamped to a given Twist); a cone's swing is clamped to the cone at the same azimuth and the
+    twist kept (clamped to a Twist if given). Rotations that keep the limits come back as they
+    are."""
+    hinge = next((i for i in items if isinstance(i, Hinge)), None)
+    cone = next((i for i in items if isinstance(i, Cone)), None)
+    twist_item = next((i for i in items if isinstance(i, Twist)), None)
+    v = M[..., :, 1]
+    twist = _twist_y(M)
+    if twist_item is not None:
+        twist = np.clip(twist, twist_item.min, twist_item.max)
+    if hinge is not None:
+        a = np.asarray(hinge.axis, dtype=np.float64)
+        theta = np.clip(np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1]), hinge.min, hinge.max)
+        swing = _axis_angle_matrix(np.broadcast_to(a, v.shape), theta)
+        if twist_item is None:
+            twist = np.zeros_like(twist)
+    else:
+        if cone is not None:
+            polar = np.arctan2(np.hypot(v[..., 0], v[..., 2]), v[..., 1])
+            limit = _cone_limit(cone, v)
+            over = polar > limit
+            if over.any():
+                horizontal = np.stack([v[..., 0], np.zeros(v.shape[:-1]), v[..., 2]], axis=-1)
+                norm = np.linalg.norm(horizontal, axis=-1, keepdims=True)
+                horizontal = np.where(norm > 1e-300, horizontal / np.where(norm > 1e-300, norm, 1.0),
+                                      np.array([0.0, 0.0, 1.0]))
+                clamped = np.sin(limit)[..., None] * horizontal
+                clamped[..., 1] = np.cos(limit)
+                v = np.where(over[..., None], clamped, v)
+        swing = _swing_to(v)
+    out = swing @ _axis_angle_matrix(np.broadcast_to(np.array([0.0, 1.0, 0.0]), v.shape), twist)
+    keep = child_violation(items, M) <= 0.0
+    return np.where(keep[..., None, None], M, out)
+
+
+def _kabsch(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Rotations R (F, 3, 3) minimising sum_k w_k |R b_k - a_fk|^2; ``a`` (F, K, 3), ``b`` (K, 3)
+    or (F, K, 3), ``w`` (K,)."""
+    b = np.broadcast_to(b, a.shape)
+    H = np.einsum("k,fki,fkj->fij", w, a, b)
+    U, _, Vt = np.linalg.svd(H)
+    d = np.sign(np.linalg.det(U @ Vt))
+    d = np.where(d == 0, 1.0, d)
+    D = np.zeros_like(H)
+    D[:, 0, 0] = 1.0
+    D[:, 1, 1] = 1.0
+    D[:, 2, 2] = d
+    return U @ D @ Vt
+
+
+def _orthonormalise(R: np.ndarray) -> np.ndarray:
+    U, _, Vt = np.linalg.svd(R)
+    d = np.linalg.det(U @ Vt)
+    U[..., :, 2] *= np.where(d < 0, -1.0, 1.0)[..., None]
+    return U @ Vt
+
+
+def world_rotations_from_frames(skeleton, positions: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """(F, n, 3, 3) the world rotation each joint's frames and solved positions call for (module
+    docstring), before the limits are projected."""
+    from fabrik.model.rig import rig
+
+    arrays = rig(skeleton)
+    n = skeleton.n_joints
+    parents, lengths, R0 = arrays.parents, arrays.lengths, arrays.rest_frames
+    offsets = np.asarray(skeleton.offsets, dtype=np.float64)
+    kids = [[] for _ in range(n)]
+    for c in range(1, n):
+        if lengths[c] > 0.0:
+            kids[int(parents[c])].append(c)
+    out = np.empty(frames.shape)
+    for j in range(n):
+        own = kids[j]
+        if len(own) == 1:
+            c = own[0]
+            out[:, j] = frames[:, c] @ R0[c].T
+        elif len(own) > 1:
+            # the bones, and (a million times lighter) the axes of each child's frame, so that
+            # collinear bones still get the frames' twist
+            from_frames = np.einsum("fkij,kjl->fkil", frames[:, own], np.transpose(R0[own], (0, 2, 1)))
+            a = [positions[:, c] - positions[:, j] for c in own]
+            b = [offsets[c] for c in own]
+            w = [1.0] * len(own)
+            scale = 1e-6 * float(np.mean(lengths[own] ** 2))
+            for k in range(len(own)):
+                for axis in range(3):
+                    a.append(from_frames[:, k, :, axis])
+                    b.append(np.eye(3)[axis])
+                    w.append(scale)
+            out[:, j] = _kabsch(np.stack(a, axis=1), np.array(b), np.array(w))
+        elif j == 0:
+            out[:, 0] = frames[:, 0]
+        else:
+            out[:, j] = out[:, int(parents[j])]
+    return _orthonormalise(out)
+
+
+def local_rotations_from_frames(skeleton, positions, frames, *, project: bool = True) -> np.ndarray:
+    """Local rotation matrices (F, n, 3, 3) for a BVH file of ``skeleton`` (its constraints
+    included) from solved ``positions`` (F, n, 3) and joint ``frames`` (F, n, 3, 3): the world
+    rotations of ``world_rotations_from_frames`` made local root first, each projected onto the
+    joint's limits (``project_child``; ``project=False`` leaves them as they are). Row 0 is the
+    root's world rotation."""
+    from fabrik.model.rig import rig
+
+    p = np.asarray(positions, dtype=np.float64)
+    Fr = np.asarray(frames, dtype=np.float64)
+    n = skeleton.n_joints
+    if p.ndim != 3 or p.shape[1:] != (n, 3) or Fr.shape != p.shape[:2] + (3, 3):
+        raise ValueError(f"positions (F, {n}, 3) and frames (F, {n}, 3, 3) must match, got {p.shape} and {Fr.shape}")
+    if not (np.isfinite(p).all() and np.isfinite(Fr).all()):
+        raise ValueError("positions and frames must be finite (found NaN or inf)")
+    arrays = rig(skeleton)
+    parents, lengths, R0 = arrays.parents, arrays.lengths, arrays.rest_frames
+    target = world_rotations_from_frames(skeleton, p, Fr)
+    written = np.empty_like(target)
+    local = np.empty_like(target)
+    written[:, 0] = local[:, 0] = target[:, 0]
+    limits = skeleton.constraints
+    for j in range(1, n):
+        above = written[:, int(parents[j])]
+        L = np.einsum("fji,fjk->fik", above, target[:, j])
+        items = limits.get(j) if project else None
+        if items:
+            own = [c for c in range(j + 1, n) if parents[c] == j and lengths[c] > 0.0]
+            for _ in range(2 if len(own) > 1 else 1):
+                for c in own:
+                    M = R0[c].T @ L @ R0[c]
+                    L = R0[c] @ project_child(items, M) @ R0[c].T
+            if len(own) > 1:
+                L = _shrink_into(items, L, [R0[c] for c in own])
+        local[:, j] = L
+        written[:, j] = above @ L
+    return local
+
+
+def motion_from_frames(skeleton, positions, frames, *, frame_time: float = 1.0 / 30.0, layout=None):
+    """A ``fabrik.Motion`` for a constrained solve of ``skeleton`` (its limits attached): solved
+    ``positions`` (F, n, 3) or (n, 3) and joint ``frames`` (F, n, 3, 3) or (n, 3, 3), e.g. a
+    ``SequenceSolution``'s ``positions`` and ``frames``, or one ``Solution``'s ``positions`` and
+    ``extras["frames"]``. Rotations as ``local_rotations_from_frames`` (limits kept), the root at
+    ``positions[:, 0]``; ``fabrik.save_bvh(path, skeleton, motion)`` writes it. For a recorded
+    take use ``fabrik.mocap.save_take``, which keeps the file's layout."""
+    from fabrik.model.motion import Motion
+
+    p = np.asarray(positions, dtype=np.float64)
+    Fr = np.asarray(frames, dtype=np.float64)
+    if p.ndim == 2:
+        p, Fr = p[None], Fr[None]
+    local = local_rotations_from_frames(skeleton, p, Fr)
+    if layout is not None:
+        layout.check_for(skeleton)
+    return Motion.from_matrices(local, p[:, 0], frame_time, layout=layout)
+
+
+def _shrink_into(items, L: np.ndarray, rests) -> np.ndarray:
+    """Where rotations ``L`` (F, 3, 3) of a joint with several child bones still break a limit
+    for one of them, turn them back towards the identity (the rest pose, inside every cone and
+    twist range) by the least fraction of their angle that keeps every child's limits."""
+    from scipy.spatial.transform import Rotation
+
+    def worst(R):
+        return np.max([child_violation(items, Q.T @ R @ Q) for Q in rests], axis=0)
+
+    bad = worst(L) > 0.0
+    if not bad.any():
+        return L
+    rv = Rotation.from_matrix(L[bad]).as_rotvec()
+    lo, hi = np.zeros(rv.shape[0]), np.ones(rv.shape[0])
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        ok = worst(Rotation.from_rotvec(rv * mid[:, None]).as_matrix()) <= 0.0
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok, hi, mid)
+    out = L.copy()
+    out[bad] = Rotation.from_rotvec(rv * lo[:, None]).as_matrix()
+    return out
+
+
+__all__ = ["motion_from_frames", "local_rotations_from_frames", "world_rotations_from_frames", "project_child", "child_violation"]
