@@ -133,6 +133,7 @@ class ChainScene:
         self.player = Player(safe(self._next_stage, "pass playback"), fps=3.0)
         self.limit_nodes = self._add_limits(scene, name) if self.limited else []
         viewer.fit_camera(to3(self.positions[0]) + np.array([0.0, 0.4, 0.0]) * self.size, self.size, planar=self.dim == 2)
+        viewer.emit("gizmo", scene="chain", name="target", position=target, scale=0.22 * self.size)
         self.set_target(target)
 
     # --- solving ----------------------------------------------------------------------------
@@ -185,6 +186,8 @@ class ChainScene:
         self.previous, self.positions = self.positions, sol.positions
         self.root = sol.positions[0]
         self._redraw(sol)
+        self.viewer.emit("solve", scene="chain", target=p, effector=to3(sol.positions[-1]), error=sol.error,
+                         status=sol.status, method=sol.method, iterations=sol.iterations, tol=self.tol)
         if self.pass_box.value:
             self._compute_stages()
             self._show_stage()

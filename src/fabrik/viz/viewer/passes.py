@@ -26,13 +26,17 @@ class Stage(NamedTuple):
 
 def _reach(p: np.ndarray, order, lengths: np.ndarray) -> None:
     """Place each joint of ``order[1:]`` on the line from the one before it to its old position,
-    at that bone's length (one stage of Algorithm 1)."""
+    at that bone's length (one stage of Algorithm 1). A joint that sits on the one before it
+    takes the direction of the bone placed before it (+Y for the first)."""
+    last = np.zeros(p.shape[1])
+    last[1] = 1.0
     for a, b, length in order:
         d = p[b] - p[a]
         norm = float(np.linalg.norm(d))
         if norm == 0.0:
-            continue
-        p[b] = p[a] + d * (length / norm)
+            d, norm = last, 1.0
+        last = d / norm
+        p[b] = p[a] + last * length
 
 
 def fabrik_stages(bone_lengths, initial, target, *, root=None, tol: float = 1e-3, max_iter: int = 10) -> list[Stage]:

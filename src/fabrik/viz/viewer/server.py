@@ -20,6 +20,8 @@ import numpy as np
 #: The address the viewer binds to unless ``host`` says otherwise.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+#: The camera's vertical field of view (radians) set on every client.
+CAMERA_FOV = 0.9
 
 BONE = (60, 110, 200)
 JOINT = (30, 30, 30)
@@ -121,7 +123,8 @@ class Viewer:
     Use: ``v = Viewer(); scene = v.add(fabrik.models.humanoid()); v.wait()`` (``stop()`` ends it).
     """
 
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, verbose: bool = True):
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, verbose: bool = True,
+                 echo: bool = False):
         if not isinstance(host, str) or not host:
             raise ValueError(f"host must be a host name or address, got {host!r}")
         port = check_port(port)
@@ -131,6 +134,7 @@ class Viewer:
             print(f"fabrik view: WARNING: serving on {host}, not loopback: anyone who can reach this address "
                   "can see and drive the scene", file=sys.stderr)
         self.host = host
+        self.echo = bool(echo)
         self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.server.gui.configure_theme(control_layout="fixed", show_logo=False, dark_mode=False)
         self.server.scene.set_up_direction("+y")
@@ -173,8 +177,28 @@ class Viewer:
             return
         position, look_at = self._camera
         client.camera.up_direction = (0.0, 1.0, 0.0)
+        client.camera.fov = CAMERA_FOV
         client.camera.position = tuple(position)
         client.camera.look_at = tuple(look_at)
+        self.emit("camera", position=position, look_at=look_at, fov=CAMERA_FOV, up=(0.0, 1.0, 0.0))
+
+    def emit(self, event: str, **data) -> None:
+        """With ``echo``, print one JSON line ``{"event": event, ...}`` on stdout (arrays as lists):
+        what a script or a test reads to follow the scene (``fabrik view --echo``)."""
+        if not self.echo:
+            return
+        import json
+
+        def plain(v):
+            if isinstance(v, dict):
+                return {str(k): plain(x) for k, x in v.items()}
+            if isinstance(v, (np.ndarray, tuple, list)):
+                return np.asarray(v, dtype=np.float64).tolist()
+            if isinstance(v, (np.floating, np.integer)):
+                return v.item()
+            return v
+
+        print(json.dumps({"event": event, **{k: plain(v) for k, v in data.items()}}), flush=True)
 
     def _on_connect(self, client) -> None:
         self._place(client)
@@ -202,7 +226,7 @@ def view(model=None, *, kind: str | None = None, host: str = DEFAULT_HOST, port:
     """Show ``model`` in a browser viewer (docs/viewer.md): a ``fabrik.Chain``, ``Skeleton`` or
     ``Arm``, or ``kind="take"`` with a BVH path as ``model``. Prints the URL. With ``block=True``
     (default) serves until Ctrl-C; else returns the ``Viewer`` (``viewer.scenes[0]`` is the scene)."""
-    viewer = Viewer(host, port)
+    viewer = Viewer(host, port, echo=options.pop("echo", False))
     viewer.add(model, kind, **options)
     if block:
         viewer.wait()

@@ -71,6 +71,7 @@ class SkeletonScene:
                                              disable_rotations=True, position=tuple(rest[e]), depth_test=False)
             g.on_update(safe(lambda _ev, e=e, g=g: self.move_target(names[e], g.position), "target update"))
             self.gizmos[e] = g
+            viewer.emit("gizmo", scene="skeleton", name=names[e], position=rest[e], scale=0.12 * self.size)
         self.root_gizmo = scene.add_transform_controls(f"{name}/root", scale=0.16 * self.size, disable_rotations=True,
                                                        position=tuple(rest[0]), depth_test=False)
         self.root_gizmo.on_update(safe(lambda _ev: self.move_root(self.root_gizmo.position), "root update"))
@@ -130,4 +131,8 @@ class SkeletonScene:
             self.centroid_marks.points = centroids.astype(np.float32)
             self.stats.content = (f"**{sol.method}**: {sol.status}  \n{sol.iterations} iterations, largest error "
                                   f"{sol.error:.3g}, {fmt_time(self.solve_seconds)}")
+        names = self.skeleton.names
+        self.viewer.emit("solve", scene="skeleton", targets={names[e]: self.targets[e] for e in self.effectors},
+                         effectors={names[e]: sol.positions[e] for e in self.effectors}, error=sol.error,
+                         status=sol.status, method=sol.method, tol=self.tol)
         return sol
