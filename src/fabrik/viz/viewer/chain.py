@@ -97,10 +97,10 @@ class ChainScene:
         self.stages = []
         scene, gui = viewer.server.scene, viewer.server.gui
         n = chain.n_joints
-        self.body = Body(scene, name, self.positions, chain_parents(n), self.size / max(4, math.sqrt(n)) * 0.5)
+        self.body = Body(scene, name, self.positions, chain_parents(n), self.size * 0.4)
         self.root_marker = scene.add_icosphere(f"{name}/root", radius=0.03 * self.size / 2, color=ROOT,
                                                position=tuple(to3(self.positions[0])))
-        self.ghost = Body(scene, f"{name}/pass", self.positions, chain_parents(n), self.size / max(4, math.sqrt(n)) * 0.5,
+        self.ghost = Body(scene, f"{name}/pass", self.positions, chain_parents(n), self.size * 0.4,
                           color=FORWARD, thickness=0.008, point=0.02, visible=False)
         if target is None:
             reach = self.size
@@ -187,7 +187,8 @@ class ChainScene:
         self.root = sol.positions[0]
         self._redraw(sol)
         self.viewer.emit("solve", scene="chain", target=p, effector=to3(sol.positions[-1]), error=sol.error,
-                         status=sol.status, method=sol.method, iterations=sol.iterations, tol=self.tol)
+                         status=sol.status, method=sol.method, iterations=sol.iterations, tol=self.tol,
+                         positions=to3(sol.positions))
         if self.pass_box.value:
             self._compute_stages()
             self._show_stage()

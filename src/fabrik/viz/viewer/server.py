@@ -168,16 +168,18 @@ class Viewer:
         center = np.asarray(center, dtype=np.float64)
         size = float(size) if size > 0 else 1.0
         offset = np.array([0.0, 0.0, 2.0]) if planar else np.array([0.9, 0.6, 1.5])
-        self._camera = (center + offset * size, center)
+        self._camera = (center + offset * size, center, size)
         for client in self.server.get_clients().values():
             self._place(client)
 
     def _place(self, client) -> None:
         if self._camera is None:
             return
-        position, look_at = self._camera
+        position, look_at, size = self._camera
         client.camera.up_direction = (0.0, 1.0, 0.0)
         client.camera.fov = CAMERA_FOV
+        client.camera.near = 0.005 * size  # the clipping planes scale with the model (a 900-unit chain, a 0.2 m hand)
+        client.camera.far = 50.0 * size
         client.camera.position = tuple(position)
         client.camera.look_at = tuple(look_at)
         self.emit("camera", position=position, look_at=look_at, fov=CAMERA_FOV, up=(0.0, 1.0, 0.0))

@@ -134,5 +134,5 @@ class SkeletonScene:
         names = self.skeleton.names
         self.viewer.emit("solve", scene="skeleton", targets={names[e]: self.targets[e] for e in self.effectors},
                          effectors={names[e]: sol.positions[e] for e in self.effectors}, error=sol.error,
-                         status=sol.status, method=sol.method, tol=self.tol)
+                         status=sol.status, method=sol.method, tol=self.tol, positions=sol.positions)
         return sol
