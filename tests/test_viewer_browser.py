@@ -201,7 +201,14 @@ def screenshot(page, path=None) -> np.ndarray:
 
     from PIL import Image
 
-    data = page.screenshot(path=path)
+    for attempt in range(3):  # software WebGL on a busy machine can miss a frame
+        try:
+            data = page.screenshot(path=path, timeout=60_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            page.wait_for_timeout(1000)
     return np.asarray(Image.open(BytesIO(data)).convert("RGB"))
 
 

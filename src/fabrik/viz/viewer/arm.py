@@ -89,6 +89,11 @@ class ArmScene:
                 return None
             self.rotation = wxyz_to_matrix(q / np.linalg.norm(q))
         self.target = p
+        if not np.allclose(self.gizmo.position, p):  # set from Python: the gizmo follows
+            self.gizmo.position = tuple(p)
+        if not np.allclose(self.gizmo.wxyz, matrix_to_wxyz(self.rotation)) and not np.allclose(
+                self.gizmo.wxyz, -matrix_to_wxyz(self.rotation)):
+            self.gizmo.wxyz = tuple(matrix_to_wxyz(self.rotation))
         goal = (p, self.rotation) if self.oriented else p
         t0 = time.perf_counter()
         sol = fabrik.solve(self.arm, goal, method=self.method, initial=self.q, tol=self.tol)

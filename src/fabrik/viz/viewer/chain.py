@@ -167,6 +167,8 @@ class ChainScene:
         if self.dim == 2:
             p[2] = 0.0
         self.target = p
+        if not np.allclose(self.gizmo.position, p):  # set from Python: the gizmo follows
+            self.gizmo.position = tuple(p)
         goal = p[: self.dim]
         model = self._model()
         method = self.method
@@ -246,10 +248,12 @@ class ChainScene:
                 node = f"{name}/limits/j{joint}_{k}"
                 if isinstance(item, Cone):
                     v, f = cone_mesh(item)
-                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale)
+                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale,
+                                                cast_shadow=False, receive_shadow=False)
                 elif isinstance(item, Hinge):
                     v, f = hinge_mesh(item)
-                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale)
+                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale,
+                                                cast_shadow=False, receive_shadow=False)
                 elif isinstance(item, Twist):
                     h = scene.add_line_segments(node, twist_arc(item), LIMIT, thickness=0.04, scale=scale)
                 else:  # pragma: no cover - the chain's constraints are checked on construction

@@ -101,6 +101,8 @@ class SkeletonScene:
         if p is None:
             return None
         self.targets[j] = p
+        if not np.allclose(self.gizmos[j].position, p):  # set from Python: the gizmo follows
+            self.gizmos[j].position = tuple(p)
         return self.solve()
 
     def move_root(self, position):
@@ -108,6 +110,8 @@ class SkeletonScene:
         if p is None:
             return None
         self.root = p
+        if not np.allclose(self.root_gizmo.position, p):
+            self.root_gizmo.position = tuple(p)
         return self.solve()
 
     def solve(self):
