@@ -33,7 +33,7 @@ def chain(v):
     s.set_target([-300.0, 450.0, 350.0])
     s.pass_box.value = True
     s.set_target([350.0, 300.0, 250.0])
-    s.pass_slider.value = 3
+    s.pass_slider.value = 1
     s._show_stage()
 
 
@@ -56,8 +56,8 @@ def skeleton(v):
 
 def hand(v):
     s = v.add(fabrik.models.hand())
-    s.move_target("index_tip", s.targets[s.skeleton.index("index_tip")] + [0.0, -0.04, -0.06])
-    s.move_target("thumb_tip", s.targets[s.skeleton.index("thumb_tip")] + [-0.03, 0.02, -0.04])
+    s.move_target("index_tip", s.targets[s.skeleton.index("index_tip")] + [0.0, -0.015, -0.025])
+    s.move_target("thumb_tip", s.targets[s.skeleton.index("thumb_tip")] + [-0.01, 0.005, -0.015])
 
 
 def arm(v):

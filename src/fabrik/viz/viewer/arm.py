@@ -63,7 +63,7 @@ class ArmScene:
             self.angles = gui.add_markdown("")
         self.target = np.array(pose.positions[-1])
         self.rotation = np.array(pose.frames[-1])
-        viewer.fit_camera(pose.positions.mean(axis=0), self.size)
+        viewer.fit_camera(pose.positions[0], 1.3 * self.size)  # the sphere the arm reaches
         self._show(None)
 
     def set_method(self, method: str) -> None:

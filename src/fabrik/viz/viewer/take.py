@@ -78,7 +78,7 @@ class TakeScene:
             self.stats = gui.add_markdown("")
         self.menu.on_update(safe(lambda _e: self.set_method(self.menu.value, self.limits_box.value), "method"))
         self.limits_box.on_update(safe(lambda _e: self.set_method(self.menu.value, self.limits_box.value), "limits"))
-        self.timeline.on_update(safe(lambda _e: self.show_frame(int(self.timeline.value)), "timeline"))
+        self.timeline.on_update(safe(lambda _e: self._from_timeline(), "timeline"))
         self.play.on_update(safe(lambda _e: setattr(self.player, "playing", self.play.value), "play"))
         self.player = Player(self._advance, self.fps)
         viewer.fit_camera(self.recorded[0].mean(axis=0), self.height * 1.6)
@@ -106,6 +106,8 @@ class TakeScene:
         """Draw frame ``f`` of the recording and of the reconstruction (the playback step)."""
         f = int(min(max(f, 0), self.recorded.shape[0] - 1))
         self.frame = f
+        if hasattr(self, "timeline") and int(self.timeline.value) != f:
+            self.timeline.value = f
         rec = self.reconstruction
         with self.viewer.server.atomic():
             self.rec_body.set(self.recorded[f] - self.offset)
@@ -116,9 +118,12 @@ class TakeScene:
                                   f"{int(rec.solution.iterations[min(f, len(rec.solution.iterations) - 1)])} "
                                   f"iterations; colour: green 0 to red {ERROR_SCALE:g} x height")
 
+    def _from_timeline(self) -> None:
+        if int(self.timeline.value) != self.frame:  # not the echo of show_frame moving the slider
+            self.show_frame(int(self.timeline.value))
+
     def _advance(self) -> None:
-        nxt = (self.frame + 1) % self.recorded.shape[0]
-        self.timeline.value = nxt  # its callback draws the frame
+        self.show_frame((self.frame + 1) % self.recorded.shape[0])
 
     def close(self) -> None:
         self.player.close()
