@@ -2,8 +2,6 @@
 the scenes' drag handlers solve and redraw, bad input is ignored or refused, FABRIK's stages
 for display agree with fabrik.solve, malformed client messages leave the server running."""
 
-import json
-import math
 import socket
 import urllib.request
 
@@ -82,7 +80,6 @@ def test_sub_base_estimates_meet_at_a_solved_pose():
     for j, rows in est.items():
         assert rows.shape[0] == len(body.children(j))
         assert np.allclose(rows, rest[j])
-    moved = rest.copy()
     est = sub_base_estimates(body, rest, {body.index("r_wrist"): rest[body.index("r_wrist")] + [0.3, 0, 0]})
     assert not np.allclose(est[1].mean(axis=0), rest[1])  # the neck's branches disagree: the centroid moves
 

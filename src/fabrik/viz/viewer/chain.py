@@ -178,9 +178,9 @@ class ChainScene:
         start = self.positions
         root = None
         if self.snake and not self.limited:
-            moved = __import__("fabrik.viz.viewer.passes", fromlist=["x"]).follow_the_head(
-                model.bone_lengths, start, goal)
-            root = moved[0]
+            from fabrik.viz.viewer.passes import follow_the_head
+
+            root = follow_the_head(model.bone_lengths, start, goal)[0]
         t0 = time.perf_counter()
         sol = fabrik.solve(model, goal, method=method, initial=start, root=root, tol=self.tol)
         self.solve_seconds = time.perf_counter() - t0

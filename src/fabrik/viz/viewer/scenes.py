@@ -26,9 +26,12 @@ def make(viewer, model, kind: str | None = None, **options):
     if kind in ("chain", "constraints"):
         from fabrik.viz.viewer.chain import ChainScene, demo_limited_chain
 
-        if model is None:
-            model = demo_limited_chain() if kind == "constraints" else __import__(
-                "fabrik_experiments.table1", fromlist=["benchmark_chain"]).benchmark_chain()
+        if model is None and kind == "constraints":
+            model = demo_limited_chain()
+        elif model is None:
+            from fabrik_experiments.table1 import benchmark_chain
+
+            model = benchmark_chain()  # the Table 1 chain
         return ChainScene(viewer, model, **options)
     if kind == "skeleton":
         from fabrik.viz.viewer.skeleton import SkeletonScene

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import sys
 import threading
 import time
@@ -59,7 +60,7 @@ def safe(callback: Callable, what: str) -> Callable:
             return callback(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a client must never stop the server
             print(f"fabrik view: {what} ignored: {type(exc).__name__}: {exc}", file=sys.stderr)
-            if "FABRIK_VIEW_DEBUG" in __import__("os").environ:
+            if os.environ.get("FABRIK_VIEW_DEBUG"):  # the whole traceback
                 traceback.print_exc()
             return None
 

@@ -37,6 +37,7 @@ class SkeletonScene:
         rest = skeleton.rest_positions()
         self.size = float(skeleton.height()) or float(np.ptp(rest, axis=0).max()) or 1.0
         self.tol = 1e-3 * self.size if tol is None else float(tol)
+        # the methods that apply limits for a skeleton with them, the others for one without
         self.methods = [m for m in fabrik.methods("skeleton") if fabrik.method(m).limits == bool(skeleton.constraints)]
         if method not in self.methods:
             raise ValueError(f"method {method!r} cannot solve this skeleton; choose one of {', '.join(self.methods)}")

@@ -4,7 +4,6 @@ each reconstructed joint coloured by its distance from the recorded one."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
