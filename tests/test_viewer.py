@@ -2,6 +2,7 @@
 the scenes' drag handlers solve and redraw, bad input is ignored or refused, FABRIK's stages
 for display agree with fabrik.solve, malformed client messages leave the server running."""
 
+import math
 import socket
 import urllib.request
 
@@ -339,3 +340,43 @@ def test_render_take_gif(tmp_path, mocap_files):
     out = render_take(mocap_files[0], tmp_path / "walk.gif", frames="0:40:4")
     with Image.open(out) as im:
         assert im.n_frames == 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.05, 1.45), min_size=4, max_size=4))
+def test_cone_drawing_lies_on_the_limit(angles):
+    """The drawn edge of an irregular cone is the edge the solvers apply: every sampled direction
+    is on the boundary (``cone_violation`` 0), the four axis directions at the four angles."""
+    from fabrik.model.constraints import Cone, cone_violation
+    from fabrik.viz.viewer.limits import cone_boundary
+
+    cone = Cone(*angles)
+    ring = cone_boundary(cone, samples=48)
+    for d in ring:
+        assert abs(cone_violation(cone, d)) < 1e-6
+    tilt = [math.atan2(math.hypot(d[0], d[2]), d[1]) for d in ring[::12]]  # +X, +Z, -X, -Z
+    assert np.allclose(tilt, [cone.right, cone.up, cone.left, cone.down])
+
+
+def test_hinge_and_twist_drawings_span_their_ranges():
+    from fabrik.model.constraints import Hinge, Twist, hinge_angle
+    from fabrik.viz.viewer.limits import hinge_mesh, twist_arc
+
+    hinge = Hinge((1.0, 0.0, 0.0), -0.3, 1.2)
+    vertices, faces = hinge_mesh(hinge, samples=16)
+    seen = [hinge_angle(np.array(hinge.axis), np.array([0.0, 1.0, 0.0]), v) for v in vertices[1:]]
+    assert np.allclose([seen[0], seen[-1]], [-0.3, 1.2], atol=1e-6)
+    assert faces.max() == len(vertices) - 1
+    arc = twist_arc(Twist(-0.5, 0.25), samples=8)
+    start, end = arc[0, 0], arc[-1, 1]
+    assert np.isclose(math.atan2(start[0], start[2]), -0.5) and np.isclose(math.atan2(end[0], end[2]), 0.25)
+
+
+def test_fabrik_view_from_python_without_blocking(capsys):
+    v = fabrik.view(fabrik.Chain.straight(3, 1.0), port=free_port(), block=False)
+    try:
+        assert f"open {v.url}" in capsys.readouterr().out
+        sol = v.scenes[0].set_target([0.5, 1.5, 0.3])
+        assert sol.status == "reached"
+    finally:
+        v.stop()
