@@ -32,10 +32,11 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
     "Arm": "fabrik.model.arm", "forward": "fabrik.model.arm",
     "URDFError": "fabrik.io.urdf", "load_urdf": "fabrik.io.urdf", "save_urdf": "fabrik.io.urdf",
     "Motion": "fabrik.model.motion", "rotations_from_positions": "fabrik.model.motion",
+    "view": "fabrik.viz.viewer",
     "constraints": "", "models": "", "mocap": "",
 })
 
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
            "methods", "method", "load_bvh", "save_bvh", "Arm", "forward", "load_urdf", "save_urdf", "URDFError",
-           "BVHError", "Motion", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
+           "BVHError", "Motion", "view", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

@@ -14,6 +14,8 @@ _SUBCOMMAND_MODULES = (
     "fabrik.cli.demo",
     "fabrik.cli.bench",
     "fabrik.cli.reconstruct",
+    "fabrik.cli.view",
+    "fabrik.cli.render",
 )
 
 

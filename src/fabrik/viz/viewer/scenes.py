@@ -1,0 +1,50 @@
+"""Which scene shows which model (``Viewer.add``), and the models the CLI's scene names stand for."""
+
+from __future__ import annotations
+
+SCENES = ("chain", "constraints", "skeleton", "arm", "take")
+
+
+def make(viewer, model, kind: str | None = None, **options):
+    """The scene for ``model``: ``kind`` one of ``SCENES``, or None to pick by the model's type."""
+    from fabrik.model.arm import Arm
+    from fabrik.model.chain import Chain
+    from fabrik.model.skeleton import Skeleton
+
+    if kind is not None and kind not in SCENES:
+        raise ValueError(f"kind must be one of {', '.join(SCENES)}, got {kind!r}")
+    if kind is None:
+        if isinstance(model, Chain):
+            kind = "constraints" if model.constraints else "chain"
+        elif isinstance(model, Skeleton):
+            kind = "skeleton"
+        elif isinstance(model, Arm):
+            kind = "arm"
+        else:
+            raise ValueError(f"model must be a fabrik.Chain, Skeleton or Arm (or kind='take' with a BVH path), got "
+                             f"{type(model).__name__}")
+    if kind in ("chain", "constraints"):
+        from fabrik.viz.viewer.chain import ChainScene, demo_limited_chain
+
+        if model is None and kind == "constraints":
+            model = demo_limited_chain()
+        elif model is None:
+            from fabrik_experiments.table1 import benchmark_chain
+
+            model = benchmark_chain()  # the Table 1 chain
+        return ChainScene(viewer, model, **options)
+    if kind == "skeleton":
+        from fabrik.viz.viewer.skeleton import SkeletonScene
+        import fabrik.models
+
+        return SkeletonScene(viewer, fabrik.models.humanoid() if model is None else model, **options)
+    if kind == "arm":
+        from fabrik.viz.viewer.arm import ArmScene
+        import fabrik.models
+
+        return ArmScene(viewer, fabrik.models.dhm_arm() if model is None else model, **options)
+    from fabrik.viz.viewer.take import TakeScene
+
+    if model is None:
+        raise ValueError("the take scene needs a BVH file")
+    return TakeScene(viewer, model, **options)

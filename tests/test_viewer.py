@@ -1,0 +1,382 @@
+"""The viewer without a browser (fabrik.viz.viewer, fabrik.viz.render, fabrik view/render CLI):
+the scenes' drag handlers solve and redraw, bad input is ignored or refused, FABRIK's stages
+for display agree with fabrik.solve, malformed client messages leave the server running."""
+
+import math
+import socket
+import urllib.request
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fabrik
+from fabrik.viz.viewer.passes import fabrik_stages, follow_the_head, sub_base_estimates
+
+viser = pytest.importorskip("viser", reason="viser is not installed (the 'view' extra: pip install -e '.[view]')")
+
+from fabrik.viz.viewer import Viewer, is_loopback  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def viewer():
+    v = Viewer(port=free_port(), verbose=False)
+    yield v
+    v.stop()
+
+
+# --- FABRIK's stages for display ----------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-0.85, 0.85), st.floats(-0.85, 0.85), st.floats(-0.85, 0.85))
+def test_stages_end_where_fabrik_solve_ends(x, y, z):
+    chain = fabrik.Chain.straight(6, 1.0)
+    bent = fabrik.solve(chain, [1.5, 2.5, 1.0]).positions  # off the straight line (no singular start)
+    target = np.array([x, y, z]) * 5.0
+    stages = fabrik_stages(chain.bone_lengths, bent, target, tol=1e-6, max_iter=1000)
+    sol = fabrik.solve(chain, target, initial=bent, tol=1e-6, max_iter=1000)
+    last = stages[-1].positions
+    if np.linalg.norm(target - bent[0]) > 5.0:
+        assert [s.kind for s in stages] == ["start", "backward"]  # stretched at it in one stage
+        assert np.allclose(last, sol.positions, atol=1e-6)
+    else:
+        assert [s.kind for s in stages[1:3]] == ["forward", "backward"]
+    assert np.allclose(np.linalg.norm(np.diff(last, axis=0), axis=1), 1.0)
+    assert np.allclose(last[0], bent[0])
+    if sol.status == "reached" and stages[-1].error <= 1e-6:
+        assert np.allclose(last, sol.positions, atol=1e-5)
+
+
+def test_stages_out_of_reach_stretch_once():
+    stages = fabrik_stages([1.0, 1.0], [[0, 0, 0], [0, 1, 0], [0, 2, 0]], [5.0, 0, 0])
+    assert [s.kind for s in stages] == ["start", "backward"]
+    assert np.allclose(stages[-1].positions, [[0, 0, 0], [1, 0, 0], [2, 0, 0]])
+
+
+def test_stages_refuse_wrong_lengths():
+    with pytest.raises(ValueError, match="bone_lengths"):
+        fabrik_stages([1.0], [[0, 0, 0], [0, 1, 0], [0, 2, 0]], [1.0, 0, 0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(-4, 4), st.floats(-4, 4))
+def test_snake_keeps_its_bones_and_puts_the_head_on_the_target(x, y):
+    chain = fabrik.Chain.straight(6, 1.0, dim=2)
+    moved = follow_the_head(chain.bone_lengths, chain.rest_positions, [x, y])
+    assert np.allclose(moved[-1], [x, y])
+    assert np.allclose(np.linalg.norm(np.diff(moved, axis=0), axis=1), 1.0)
+
+
+def test_sub_base_estimates_meet_at_a_solved_pose():
+    body = fabrik.models.humanoid()
+    rest = body.rest_positions()
+    est = sub_base_estimates(body, rest, {j: rest[j] for j in body.leaves})
+    assert set(est) == set(body.sub_bases)
+    for j, rows in est.items():
+        assert rows.shape[0] == len(body.children(j))
+        assert np.allclose(rows, rest[j])
+    est = sub_base_estimates(body, rest, {body.index("r_wrist"): rest[body.index("r_wrist")] + [0.3, 0, 0]})
+    assert not np.allclose(est[1].mean(axis=0), rest[1])  # the neck's branches disagree: the centroid moves
+
+
+# --- the server ---------------------------------------------------------------------------------
+def test_loopback_names():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost") and is_loopback("127.3.0.1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4") and not is_loopback("example.org")
+
+
+def test_viewer_binds_loopback_by_default(viewer):
+    assert viewer.host == "127.0.0.1" and viewer.url.startswith("http://127.0.0.1:")
+    with urllib.request.urlopen(viewer.url, timeout=10) as response:
+        page = response.read().decode()
+    assert response.status == 200 and "<html" in page.lower()
+
+
+def test_other_host_warns(monkeypatch, capsys):
+    calls = {}
+
+    class FakeServer:  # never bind a public address in a test
+        def __init__(self, host, port, verbose):
+            calls["host"] = host
+            self.gui = self.scene = self
+
+        def __getattr__(self, name):
+            return lambda *a, **k: None
+
+    monkeypatch.setattr(viser, "ViserServer", FakeServer)
+    Viewer("0.0.0.0", 8080, verbose=False)
+    assert calls["host"] == "0.0.0.0"
+    assert "WARNING" in capsys.readouterr().err
+    Viewer("127.0.0.1", 8080, verbose=False)
+    assert "WARNING" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", [0, -1, 70000, 1.5, "80", True])
+def test_bad_port(port):
+    with pytest.raises(ValueError, match="port"):
+        Viewer(port=port, verbose=False)
+
+
+def test_bad_model(viewer):
+    with pytest.raises(ValueError, match="model must be"):
+        viewer.add(np.zeros(3))
+    with pytest.raises(ValueError, match="kind must be"):
+        viewer.add(kind="movie")
+
+
+# --- scenes -------------------------------------------------------------------------------------
+def test_chain_scene_follows_the_target(viewer):
+    scene = viewer.add(kind="chain")
+    assert scene.chain.n_joints == 10 and scene.size == 900.0  # the Table 1 chain
+    target = np.array([250.0, 500.0, -120.0])
+    sol = scene.set_target(target)
+    assert sol.status == "reached" and np.linalg.norm(sol.positions[-1] - target) <= scene.tol
+    assert np.allclose(scene.body.joints.points, sol.positions, atol=1e-3)
+    assert "iterations" in scene.stats.content and sol.method in scene.stats.content
+    for method in ("ccd", "jacobian-dls"):
+        scene.set_method(method)
+        assert scene.last.method == method
+    with pytest.raises(ValueError, match="choose one of"):
+        scene.set_method("magic")
+
+
+@pytest.mark.parametrize("bad", [[np.nan, 0, 0], [np.inf, 1, 2], [1, 2], "abc", None, [1e300, 0, 0]])
+def test_chain_scene_ignores_bad_points(viewer, bad):
+    scene = viewer.add(kind="chain")
+    before = scene.positions.copy()
+    assert scene.set_target(bad) is None
+    assert np.array_equal(scene.positions, before)
+
+
+def test_chain_scene_passes(viewer):
+    scene = viewer.add(fabrik.Chain.straight(5, 1.0))
+    scene.set_target([1.0, 2.0, 1.0])
+    scene.pass_box.value = True
+    scene.set_target([-1.5, 1.5, 0.5])
+    kinds = [s.kind for s in scene.stages]
+    assert kinds[0] == "start" and kinds[1:3] == ["forward", "backward"]
+    scene.pass_slider.value = 1
+    scene._show_stage()
+    assert np.allclose(scene.ghost.positions, scene.stages[1].positions)
+    assert "forward" in scene.pass_text.content
+
+
+def test_snake_scene_moves_its_root(viewer):
+    scene = viewer.add(fabrik.Chain.straight(6, 1.0, dim=2), snake=True)
+    root = scene.positions[0].copy()
+    sol = scene.set_target([4.0, 5.5, 0.0])
+    assert sol.positions.shape == (6, 2)
+    assert np.linalg.norm(sol.positions[-1] - [4.0, 5.5]) <= scene.tol
+    assert not np.allclose(sol.positions[0], root)  # the tail was dragged along
+    assert np.allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), 1.0)
+
+
+def test_constraints_scene_draws_every_limit(viewer):
+    scene = viewer.add(kind="constraints")
+    items = sum(len(v) for v in scene.chain.constraints.values())
+    assert len(scene.limit_nodes) == items
+    sol = scene.set_target([2.0, 3.0, 2.0])
+    assert sol.method == "fabrik-constrained"
+    frames = sol.extras["frames"]
+    for handle, joint, _ in scene.limit_nodes:
+        assert np.allclose(handle.position, sol.positions[joint], atol=1e-5)
+    active = set(sol.extras["active_constraints"])
+    assert active, "this target pushes some limit to its edge"
+    for handle, joint, item in scene.limit_nodes:
+        colour = np.asarray(handle.colors if isinstance(item, fabrik.Twist) else handle.color).reshape(-1)[:3]
+        assert tuple(colour) == ((230, 30, 30) if joint in active else (120, 200, 120))
+    assert frames.shape == (7, 3, 3)
+    scene.set_limits(False)
+    assert scene.last.method == "fabrik" and not scene.limit_nodes[0][0].visible
+
+
+def test_skeleton_scene_follows_a_dragged_hand(viewer):
+    scene = viewer.add(fabrik.models.humanoid())
+    hand = scene.targets[scene.skeleton.index("r_wrist")] + np.array([0.1, 0.25, 0.15])
+    sol = scene.move_target("r_wrist", hand)
+    assert np.linalg.norm(sol.positions[scene.skeleton.index("r_wrist")] - hand) <= scene.tol
+    assert scene.sub_marks.points.shape == (len(scene.sub_bases), 3)
+    sol = scene.move_root(scene.root + [0.0, -0.05, 0.05])
+    assert np.allclose(sol.positions[0], scene.root)
+    with pytest.raises(ValueError, match="has no target"):
+        scene.move_target("pelvis", [0, 0, 0])
+    assert scene.move_target("r_wrist", [np.nan, 0, 0]) is None
+
+
+def test_arm_scene_reaches_an_oriented_target(viewer):
+    arm = fabrik.models.dhm_arm()
+    scene = viewer.add(arm)
+    pose = fabrik.forward(arm, arm.random_angles(3))
+    from fabrik.viz.viewer.server import matrix_to_wxyz
+
+    sol = scene.set_target(pose.positions[-1], matrix_to_wxyz(pose.frames[-1]))
+    assert sol.status == "reached", sol
+    assert np.linalg.norm(sol.positions[-1] - pose.positions[-1]) <= scene.tol
+    assert arm.joint_names[0] in scene.angles.content and "deg" in scene.angles.content
+    assert scene.set_target([0, 0, 0], [0, 0, 0, 0]) is None  # not a rotation: ignored
+
+
+@pytest.mark.mocap
+def test_take_scene_plays_a_cmu_take(viewer, mocap_files):
+    scene = viewer.add(mocap_files[0], kind="take", frames="0:60")
+    assert scene.recorded.shape == scene.positions.shape and scene.recorded.shape[0] == 60
+    scene.show_frame(30)
+    assert scene.frame == 30 and scene.timeline.value == 30  # the timeline follows
+    scene.timeline.value = 12  # as a drag of the slider does
+    scene._from_timeline()
+    assert scene.frame == 12
+    scene._advance()
+    assert scene.frame == 13 and scene.timeline.value == 13
+    scene.show_frame(30)
+    assert np.allclose(scene.sol_body.positions, scene.positions[30] + scene.offset)
+    assert np.array_equal(scene.sol_body.joints.colors, scene.colours[30])
+    scene.set_method("ccd", False)
+    assert scene.reconstruction.method == "ccd"
+    scene.show_frame(10_000)
+    assert scene.frame == 59
+
+
+def test_malformed_client_messages_do_not_stop_the_server(viewer):
+    """Garbage, unknown message types and gizmo updates with NaN or wrong types over a real
+    websocket (with viser's subprotocol, so that they reach the handlers); then a good update
+    still moves the target and solves."""
+    import time
+
+    import msgspec
+    from websockets.sync.client import connect
+
+    scene = viewer.add(fabrik.Chain.straight(4, 1.0))
+    before = scene.target.copy()
+    url = f"ws://127.0.0.1:{viewer.port}"
+    protocol = ["viser-v" + viser.__version__]
+
+    def update(position, name="/chain/target", wxyz=(1, 0, 0, 0)):
+        return msgspec.msgpack.encode({"type": "TransformControlsUpdateMessage", "name": name, "wxyz": list(wxyz),
+                                       "position": position, "owner": ""})
+
+    bad = [b"\x00\xffnot msgpack", msgspec.msgpack.encode({"type": "NoSuchMessage"}), msgspec.msgpack.encode([1, 2, 3]),
+           update([float("nan"), 0.0, 0.0]), update([float("inf"), 1.0, 1.0]), update([1e300, 0.0, 0.0]),
+           update([1.0, 2.0, 3.0], name="/no/such/gizmo"), update("xyz"), update([1.0, 2.0])]
+    for payload in bad:
+        try:
+            with connect(url, open_timeout=10, subprotocols=protocol) as ws:
+                ws.send(payload)
+                time.sleep(0.2)
+        except Exception:
+            pass  # the server may close this client: that is all it may do
+    assert np.array_equal(scene.target, before)
+    with urllib.request.urlopen(viewer.url, timeout=10) as response:
+        assert response.status == 200
+    with connect(url, open_timeout=10, subprotocols=protocol) as ws:
+        ws.send(update([1.0, 1.5, 0.5]))
+        deadline = time.time() + 10
+        while not np.allclose(scene.target, [1.0, 1.5, 0.5]) and time.time() < deadline:
+            time.sleep(0.05)
+    assert np.allclose(scene.target, [1.0, 1.5, 0.5]), "a good update reaches the scene"
+    assert scene.last.status == "reached" and np.linalg.norm(scene.last.positions[-1] - [1.0, 1.5, 0.5]) <= scene.tol
+
+
+# --- CLI and renders ----------------------------------------------------------------------------
+def test_cli_view_arguments():
+    from fabrik.cli import build_parser
+    from fabrik.cli.view import build_scene_args
+
+    parse = build_parser().parse_args
+    model, kind, options = build_scene_args(parse(["view", "chain", "--snake"]))
+    assert kind == "chain" and model.dim == 2 and model.n_joints == 6 and options["snake"]
+    model, kind, _ = build_scene_args(parse(["view", "skeleton", "--model", "hand"]))
+    assert model.n_joints == 26
+    with pytest.raises(ValueError, match="needs a BVH file"):
+        build_scene_args(parse(["view", "take"]))
+    with pytest.raises(ValueError, match="only taken by the take scene"):
+        build_scene_args(parse(["view", "chain", "x.bvh"]))
+    with pytest.raises(ValueError, match="--tip"):
+        build_scene_args(parse(["view", "arm", "--urdf", "x.urdf"]))
+
+
+def test_cli_view_errors_exit_2(capsys):
+    from fabrik.cli import main
+
+    assert main(["view", "take"]) == 2
+    assert "needs a BVH file" in capsys.readouterr().err
+
+
+def test_render_passes_gif(tmp_path):
+    from PIL import Image
+
+    from fabrik.cli import main
+
+    out = tmp_path / "passes.gif"
+    assert main(["render", "passes", "--out", str(out), "--joints", "5", "--target", "1.5,2,1"]) == 0
+    stages = fabrik_stages(fabrik.Chain.straight(5, 1.0).bone_lengths, fabrik.Chain.straight(5, 1.0).rest_positions,
+                           [1.5, 2.0, 1.0], max_iter=6)
+    with Image.open(out) as im:
+        assert im.n_frames == len(stages) > 2
+
+
+def test_render_refuses_bad_outputs(tmp_path, monkeypatch, capsys):
+    from fabrik.cli import main
+
+    assert main(["render", "passes", "--out", str(tmp_path / "x.txt")]) == 2
+    assert ".gif or .mp4" in capsys.readouterr().err
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert main(["render", "passes", "--out", str(tmp_path / "x.mp4")]) == 2
+    assert "ffmpeg" in capsys.readouterr().err
+    assert not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.mocap
+def test_render_take_gif(tmp_path, mocap_files):
+    from PIL import Image
+
+    from fabrik.viz.render import render_take
+
+    out = render_take(mocap_files[0], tmp_path / "walk.gif", frames="0:40:4")
+    with Image.open(out) as im:
+        assert im.n_frames == 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.05, 1.45), min_size=4, max_size=4))
+def test_cone_drawing_lies_on_the_limit(angles):
+    """The drawn edge of an irregular cone is the edge the solvers apply: every sampled direction
+    is on the boundary (``cone_violation`` 0), the four axis directions at the four angles."""
+    from fabrik.model.constraints import Cone, cone_violation
+    from fabrik.viz.viewer.limits import cone_boundary
+
+    cone = Cone(*angles)
+    ring = cone_boundary(cone, samples=48)
+    for d in ring:
+        assert abs(cone_violation(cone, d)) < 1e-6
+    tilt = [math.atan2(math.hypot(d[0], d[2]), d[1]) for d in ring[::12]]  # +X, +Z, -X, -Z
+    assert np.allclose(tilt, [cone.right, cone.up, cone.left, cone.down])
+
+
+def test_hinge_and_twist_drawings_span_their_ranges():
+    from fabrik.model.constraints import Hinge, Twist, hinge_angle
+    from fabrik.viz.viewer.limits import hinge_mesh, twist_arc
+
+    hinge = Hinge((1.0, 0.0, 0.0), -0.3, 1.2)
+    vertices, faces = hinge_mesh(hinge, samples=16)
+    seen = [hinge_angle(np.array(hinge.axis), np.array([0.0, 1.0, 0.0]), v) for v in vertices[1:]]
+    assert np.allclose([seen[0], seen[-1]], [-0.3, 1.2], atol=1e-6)
+    assert faces.max() == len(vertices) - 1
+    arc = twist_arc(Twist(-0.5, 0.25), samples=8)
+    start, end = arc[0, 0], arc[-1, 1]
+    assert np.isclose(math.atan2(start[0], start[2]), -0.5) and np.isclose(math.atan2(end[0], end[2]), 0.25)
+
+
+def test_fabrik_view_from_python_without_blocking(capsys):
+    v = fabrik.view(fabrik.Chain.straight(3, 1.0), port=free_port(), block=False)
+    try:
+        assert f"open {v.url}" in capsys.readouterr().out
+        sol = v.scenes[0].set_target([0.5, 1.5, 0.3])
+        assert sol.status == "reached"
+    finally:
+        v.stop()
