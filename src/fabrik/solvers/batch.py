@@ -202,7 +202,7 @@ def _numba_runner(layout: str, threads: int | None):
         try:
             if layout == "lockstep":
                 # small batches in small chunks, so that every thread gets work
-                chunk = max(batch.LANES, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
+                chunk = max(1, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
                 kernel(*args, chunk)
             else:
                 kernel(*args)
