@@ -98,6 +98,17 @@ def test_property_any_chain_any_target(n_joints, targets, bone, tol):
     assert_same_as_solve(chain, targets, result, tol=tol, max_iter=300)
 
 
+@pytest.mark.parametrize("lanes", [1, 3, 16])
+def test_any_lane_count_matches(table1, lanes):
+    chain, targets = table1
+    mixed = np.vstack([targets["reachable"][:90], targets["unreachable"][:10]])
+    result = fabrik.solve_batch(chain, mixed, lanes=lanes)
+    reference = fabrik.solve_batch(chain, mixed, layout="baseline")
+    np.testing.assert_array_equal(result.positions, reference.positions)
+    np.testing.assert_array_equal(result.iterations, reference.iterations)
+    np.testing.assert_array_equal(result.status, reference.status)
+
+
 def test_inputs_never_written_and_threads(table1):
     chain, targets = table1
     t = targets["reachable"][:50].copy()
@@ -146,6 +157,8 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="cuda"), "backend must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout="soa"), "layout must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), threads=0), "threads must be"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), lanes=0), "lanes must be"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), lanes=4, layout="baseline"), "lanes is an option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no options"),
     (lambda c: fabrik.solve_batch("chain", np.zeros((3, 3))), "solves a fabrik.Chain"),

@@ -30,9 +30,9 @@ from fabrik.kernels.fabrik_chain import fabrik_chain, fabrik_chain_into
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
 
-#: Targets solved in lockstep per chunk. 8 float64 lanes fill one AVX-512 register (two AVX2
-#: ones); measured against 4 and 16 on the Table 1 chain (docs/batch.md).
-LANES = 8
+#: Targets solved in lockstep per chunk by default (``solve_batch(..., lanes=)``); measured
+#: against other counts on the Table 1 chain in docs/batch.md.
+LANES = 4
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -71,14 +71,14 @@ def batch_per_thread(initials, bone_lengths, targets, roots, tol, max_iter, out_
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def batch_lockstep(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                   chunk):
-    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` (same
-    arguments as ``batch_baseline``, plus ``chunk``)."""
+                   chunk, lanes):
+    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` in
+    ``lanes`` lanes (same arguments as ``batch_baseline``, plus ``chunk`` and ``lanes``)."""
     n_targets = targets.shape[0]
     n_chunks = (n_targets + chunk - 1) // chunk
     for c in prange(n_chunks):
         lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                       c * chunk, min(n_targets, (c + 1) * chunk))
+                       c * chunk, min(n_targets, (c + 1) * chunk), lanes)
 
 
 @njit(cache=True, error_model="numpy")
@@ -94,8 +94,11 @@ def solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, ou
 
 @njit(cache=True, error_model="numpy")
 def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                   start, stop):
-    """Targets ``start..stop-1`` in ``LANES`` lanes (module docstring)."""
+                   start, stop, lanes):
+    """Targets ``start..stop-1`` in ``lanes`` lanes (module docstring). The lane count is a
+    run-time value on purpose: with a constant one the compiler unrolls the lane loops fully and
+    then cannot prove the lanes' arrays apart, and emits scalar code; with a run-time count it
+    vectorises them (behind a run-time overlap check)."""
     n = bone_lengths.shape[0] + 1
     last = n - 1
     total, scale = chain_scale(bone_lengths)
@@ -103,36 +106,36 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     eps2 = eps * eps
     stol = stall_tol(tol, scale)
     tol2 = tol * tol
-    P = np.zeros((n, 3, LANES))  # the lanes' poses: joint, coordinate, lane
-    T = np.zeros((3, LANES))  # targets
-    R = np.zeros((3, LANES))  # roots
-    F = np.zeros((3, LANES))  # fallback directions (fabrik_chain_into's fx, fy, fz)
-    ax = np.zeros(LANES)
-    ay = np.zeros(LANES)
-    az = np.zeros(LANES)
-    dx = np.zeros(LANES)
-    dy = np.zeros(LANES)
-    dz = np.zeros(LANES)
-    prev = np.zeros((4, LANES))  # the effector before the iteration (x, y, z) and the error
-    index = np.full(LANES, -1)
-    count = np.zeros(LANES, np.int64)
+    P = np.zeros((n, 3, lanes))  # the lanes' poses: joint, coordinate, lane
+    T = np.zeros((3, lanes))  # targets
+    R = np.zeros((3, lanes))  # roots
+    F = np.zeros((3, lanes))  # fallback directions (fabrik_chain_into's fx, fy, fz)
+    ax = np.zeros(lanes)
+    ay = np.zeros(lanes)
+    az = np.zeros(lanes)
+    dx = np.zeros(lanes)
+    dy = np.zeros(lanes)
+    dz = np.zeros(lanes)
+    prev = np.zeros((4, lanes))  # the effector before the iteration (x, y, z) and the error
+    index = np.full(lanes, -1)
+    count = np.zeros(lanes, np.int64)
     shared_start = initials.shape[0] == 1
     shared_root = roots.shape[0] == 1
     next_target = start
     active = 0
-    for lane in range(LANES):
+    for lane in range(lanes):
         next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials, bone_lengths,
                                 targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, total, eps,
                                 shared_start, shared_root)
         if index[lane] >= 0:
             active += 1
     while active > 0:
-        for lane in range(LANES):
+        for lane in range(lanes):
             prev[0, lane] = P[last, 0, lane]
             prev[1, lane] = P[last, 1, lane]
             prev[2, lane] = P[last, 2, lane]
         # forward stage (reach_sweep from the target, joints last - 1 down to 0)
-        for lane in range(LANES):
+        for lane in range(lanes):
             ax[lane] = T[0, lane]
             ay[lane] = T[1, lane]
             az[lane] = T[2, lane]
@@ -145,7 +148,7 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
         for j in range(last - 1, -1, -1):
             lockstep_step(P, j, j - 1, j > 0, bone_lengths[j], ax, ay, az, dx, dy, dz, F, eps2)
         # backward stage (root back on its base, joints 1 to last)
-        for lane in range(LANES):
+        for lane in range(lanes):
             ax[lane] = R[0, lane]
             ay[lane] = R[1, lane]
             az[lane] = R[2, lane]
@@ -158,7 +161,7 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
         for j in range(1, n):
             lockstep_step(P, j, j + 1, j < last, bone_lengths[j - 1], ax, ay, az, dx, dy, dz, F, eps2)
         # the end of fabrik_chain_into's iteration, lane by lane
-        for lane in range(LANES):
+        for lane in range(lanes):
             i = index[lane]
             if i < 0:
                 continue
@@ -212,9 +215,12 @@ def lockstep_step(P, j, nj, more, length, ax, ay, az, dx, dy, dz, F, eps2):
         z = dz[lane]
         r2 = x * x + y * y + z * z
         small = r2 <= eps2
-        x = F[0, lane] if small else x
-        y = F[1, lane] if small else y
-        z = F[2, lane] if small else z
+        f0 = F[0, lane]  # loaded whatever ``small`` is, so that the choice is a select, not a branch
+        f1 = F[1, lane]
+        f2 = F[2, lane]
+        x = f0 if small else x
+        y = f1 if small else y
+        z = f2 if small else z
         r2 = 1.0 if small else r2
         s = length / r2
         qx = s * x

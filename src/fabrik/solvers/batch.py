@@ -65,7 +65,8 @@ class BatchSolution(NamedTuple):
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
                 method: str = "fabrik", backend: str = "numba", layout: str = "lockstep", threads: int | None = None,
-                device: str | None = None, progress: bool = False, **options) -> BatchSolution:
+                device: str | None = None, lanes: int | None = None, progress: bool = False,
+                **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
 
     Args:
@@ -81,6 +82,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
         layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers).
+        lanes: targets run in lockstep per thread (layout ``"lockstep"``; default
+            ``fabrik.kernels.batch.LANES``).
         threads: numba threads to use (default: all of numba's); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
 
@@ -145,7 +148,9 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     out_code = np.empty(count, np.int64)
     pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
         (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    run = _numba_runner(layout, threads) if backend == "numba" else _warp_runner(device)
+    if lanes is not None and (layout != "lockstep" or backend != "numba"):
+        raise ValueError("lanes is an option of the lockstep layout (backend 'numba', layout 'lockstep')")
+    run = _numba_runner(layout, threads, lanes) if backend == "numba" else _warp_runner(device)
     with progress_bar(progress, count, "solve_batch", "target") as bar:
         for s, e in pieces:
             run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
@@ -180,7 +185,7 @@ def _lift(arr: np.ndarray, name: str, ndim: int, dim: int) -> np.ndarray:
     return out
 
 
-def _numba_runner(layout: str, threads: int | None):
+def _numba_runner(layout: str, threads: int | None, lanes: int | None):
     import numba
 
     from fabrik.kernels import batch
@@ -191,6 +196,10 @@ def _numba_runner(layout: str, threads: int | None):
                 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
                              f"{threads!r}")
+    if lanes is None:
+        lanes = batch.LANES
+    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= 1024:
+        raise ValueError(f"lanes must be a whole number from 1 to 1024, got {lanes!r}")
     kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
@@ -203,7 +212,7 @@ def _numba_runner(layout: str, threads: int | None):
             if layout == "lockstep":
                 # small batches in small chunks, so that every thread gets work
                 chunk = max(1, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
-                kernel(*args, chunk)
+                kernel(*args, chunk, lanes)
             else:
                 kernel(*args)
         finally:
