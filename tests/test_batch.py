@@ -140,10 +140,13 @@ def test_result_record(table1):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), method="ccd"), "method 'fabrik' only"),
-    (lambda c: fabrik.solve_batch(Chain.straight(3, 1.0).with_constraints({1: Cone(0.5, 0.5, 0.5, 0.5)}), np.zeros((3, 3))),
-     "without joint limits"),
-    (lambda c: fabrik.solve_batch(c, (np.zeros((3, 3)), np.tile(np.eye(3), (3, 1, 1)))), "oriented targets"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), method="ccd"), "supports methods fabrik, fabrik-constrained"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), method="nope"), "unknown method"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), method=3), "method must be a method name"),
+    (lambda c: fabrik.solve_batch(c, (np.zeros((3, 3)), np.tile(np.eye(3), (2, 1, 1)))), "one rotation per target"),
+    (lambda c: fabrik.solve_batch(c, (np.zeros((2, 3)), [np.eye(3), np.ones((3, 3))])), "rotation"),
+    (lambda c: fabrik.solve_batch(c.with_constraints({1: Cone(0.5, 0.5, 0.5, 0.5)}), np.zeros((3, 3)),
+                                  backend="warp"), "fabrik-constrained runs on backend 'numba'"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 2))), "targets must have shape"),
     (lambda c: fabrik.solve_batch(c, np.zeros(3)), "targets must have shape"),
     (lambda c: fabrik.solve_batch(c, np.zeros((0, 3))), "targets is empty"),
@@ -161,6 +164,8 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), lanes=4, layout="baseline"), "lanes is an option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no options"),
+    (lambda c: fabrik.solve_batch(c.with_constraints({1: Cone(0.5, 0.5, 0.5, 0.5)}), np.zeros((3, 3)),
+                                  damping=1.0), "orientation_tol"),
     (lambda c: fabrik.solve_batch("chain", np.zeros((3, 3))), "solves a fabrik.Chain"),
 ])
 def test_bad_input(call, message):
@@ -195,3 +200,41 @@ def test_warp_cpu_hand_back_matches_solve():
     assert_same_as_solve(chain, targets, result, initial=initial, root=roots, rtol=1e-9)
     with pytest.raises(ValueError, match="device"):
         fabrik.solve_batch(chain, targets, backend="warp", device="no-such-device")
+
+
+def test_constrained_chain_matches_solve():
+    """A chain with limits goes to fabrik-constrained, as in fabrik.solve: positions, frames,
+    iterations, errors and statuses equal target by target."""
+    deg = np.pi / 180
+    chain = Chain.straight(6, 1.0).with_constraints({i: Cone(*(np.array([30, 50, 40, 60]) * deg)) for i in range(1, 5)})
+    rng = np.random.default_rng(11)
+    targets = rng.normal(size=(60, 3)) * 3.0
+    result = fabrik.solve_batch(chain, targets, threads=1)
+    assert result.method == "fabrik-constrained" and result.orientation_error is None
+    for k, target in enumerate(targets):
+        single = fabrik.solve(chain, target)
+        np.testing.assert_array_equal(result.positions[k], single.positions)
+        np.testing.assert_array_equal(result.frames[k], single.extras["frames"])
+        assert result.iterations[k] == single.iterations and result.error[k] == single.error
+        assert result.statuses()[k] == single.status
+
+
+def test_oriented_targets_match_solve():
+    from scipy.spatial.transform import Rotation
+
+    deg = np.pi / 180
+    chain = Chain.straight(5, 1.0).with_constraints({i: Cone(*(np.array([60, 60, 60, 60]) * deg)) for i in range(1, 4)})
+    rng = np.random.default_rng(12)
+    points = rng.normal(size=(30, 3)) * 2.0
+    rotations = Rotation.random(30, random_state=12)
+    result = fabrik.solve_batch(chain, (points, rotations), orientation_tol=1e-2)
+    quats = rotations.as_quat()
+    by_quat = fabrik.solve_batch(chain, (points, quats), orientation_tol=1e-2)
+    for k in range(30):
+        single = fabrik.solve(chain, (points[k], rotations[k]), orientation_tol=1e-2)
+        np.testing.assert_array_equal(result.positions[k], single.positions)
+        assert result.orientation_error[k] == single.extras["orientation_error"]
+        assert result.iterations[k] == single.iterations and result.statuses()[k] == single.status
+        # a quaternion's matrix may differ from Rotation.as_matrix() by rounding: compared with its own solve
+        single = fabrik.solve(chain, (points[k], quats[k]), orientation_tol=1e-2)
+        np.testing.assert_array_equal(by_quat.positions[k], single.positions)

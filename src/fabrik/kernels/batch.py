@@ -20,6 +20,9 @@ same answers (bit for bit, pinned in tests/test_batch.py):
   the singularity bends) is solved from its start by ``fabrik_chain_into`` instead, so its answer
   is the single solve's too.
 
+Chains with joint limits (and oriented targets) go through ``batch_constrained``: ``prange``
+over targets, each calling ``fabrik_constrained``, the kernel ``fabrik.solve`` calls.
+
 Status codes as ``fabrik.solvers.result.STATUSES``.
 """
 
@@ -27,6 +30,7 @@ import numpy as np
 from numba import njit, prange
 
 from fabrik.kernels.fabrik_chain import fabrik_chain, fabrik_chain_into
+from fabrik.kernels.fabrik_constrained import fabrik_constrained
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
 
@@ -98,7 +102,8 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     """Targets ``start..stop-1`` in ``lanes`` lanes (module docstring). The lane count is a
     run-time value on purpose: with a constant one the compiler unrolls the lane loops fully and
     then cannot prove the lanes' arrays apart, and emits scalar code; with a run-time count it
-    vectorises them (behind a run-time overlap check)."""
+    vectorises them (behind a run-time overlap check). A range of fewer targets gets as many lanes."""
+    lanes = max(1, min(lanes, stop - start))
     n = bone_lengths.shape[0] + 1
     last = n - 1
     total, scale = chain_scale(bone_lengths)
@@ -288,3 +293,25 @@ def fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
         return next_target
     index[lane] = -1
     return next_target
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def batch_constrained(initials, bone_lengths, targets, roots, limits, root_frame, rotations, oriented, planar, tol,
+                      orientation_tol, max_iter, out_p, out_frames, out_it, out_err, out_oerr, out_code):
+    """Constrained FABRIK (``fabrik.kernels.fabrik_constrained.fabrik_constrained``, the kernel of
+    ``fabrik.solve`` with ``fabrik-constrained``), ``prange`` over targets. ``rotations`` (1 or N,
+    3, 3) are the oriented targets' frames (used when ``oriented``)."""
+    n_targets = targets.shape[0]
+    ss = 0 if initials.shape[0] == 1 else 1
+    rs = 0 if roots.shape[0] == 1 else 1
+    qs = 0 if rotations.shape[0] == 1 else 1
+    for i in prange(n_targets):
+        p, frames, active, it, err, oerr, code = fabrik_constrained(
+            initials[i * ss], bone_lengths, targets[i], roots[i * rs], limits, root_frame, rotations[i * qs],
+            oriented, planar, tol, orientation_tol, max_iter)
+        out_p[i] = p
+        out_frames[i] = frames
+        out_it[i] = it
+        out_err[i] = err
+        out_oerr[i] = oerr
+        out_code[i] = code
