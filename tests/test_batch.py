@@ -238,3 +238,22 @@ def test_oriented_targets_match_solve():
         # a quaternion's matrix may differ from Rotation.as_matrix() by rounding: compared with its own solve
         single = fabrik.solve(chain, (points[k], quats[k]), orientation_tol=1e-2)
         np.testing.assert_array_equal(by_quat.positions[k], single.positions)
+
+
+def test_bench_batch_cli(tmp_path):
+    import json
+
+    from fabrik.cli import main
+
+    path = tmp_path / "batch.json"
+    assert main(["bench", "batch", "--targets", "300", "--repeats", "1", "--lengths", "3,6", "--json", str(path),
+                 "--plot", str(tmp_path)]) == 0
+    result = json.loads(path.read_text())
+    assert [row["targets"] for row in result["sizes"]] == [300]
+    row = result["sizes"][0]
+    assert "not identical" not in row and row["reached"] == 1.0
+    assert all(row[name] > 0 for name in ("solve loop", "baseline", "per-thread", "lockstep", "lockstep 1 thread"))
+    assert [r["joints"] for r in result["lengths"]] == [3, 6] and all(r["identical"] for r in result["lengths"])
+    assert (tmp_path / "batch_solves_per_second.png").is_file() and (tmp_path / "batch_chain_length.png").is_file()
+    assert main(["bench", "batch", "--targets", "0"]) == 2
+    assert main(["bench", "batch", "--lengths", "1,x"]) == 2

@@ -131,7 +131,7 @@ def format_tables(result: dict) -> str:
     names = [k for k in rows[0] if k not in ("targets", "mean iterations", "reached", "lockstep / baseline",
                                               "not identical")]
     lines = [f"Solves per second, {result['chain']}, tol {result['tol']:g}, {result['targets']}; "
-             f"{result['threads']} threads, best of {result['repeats']}",
+             f"{result['threads']} threads, best of {result['repeats']}", "",
              "| targets | " + " | ".join(names) + " | lockstep / baseline | mean iterations |",
              "| ---: | " + " | ".join("---:" for _ in names) + " | ---: | ---: |"]
     for row in rows:
@@ -139,7 +139,7 @@ def format_tables(result: dict) -> str:
                      + f" | {row['lockstep / baseline']:.2f}x | {row['mean iterations']:.2f} |")
         if row.get("not identical"):
             lines.append(f"  NOT IDENTICAL to the baseline: {', '.join(row['not identical'])}")
-    lines += ["", "Cost against chain length (same 900-unit reach; microseconds per solve)",
+    lines += ["", "Cost against chain length (same 900-unit reach; microseconds per solve)", "",
               "| joints | targets | mean iterations | reached | solve loop | baseline | lockstep | "
               "lockstep ns per joint-iteration | identical |",
               "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
