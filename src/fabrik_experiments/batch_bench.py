@@ -51,7 +51,9 @@ def _warp_devices() -> list[str]:
         import warp as wp
     except ImportError:
         return []
-    wp.config.quiet = True
+    from fabrik.kernels.batch_warp import quiet_warp
+
+    quiet_warp(wp)
     wp.init()
     return ["cpu"] + (["cuda"] if wp.is_cuda_available() else [])
 

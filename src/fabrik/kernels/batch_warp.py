@@ -30,6 +30,15 @@ HAND_BACK = -1
 _kernel = None
 
 
+def quiet_warp(wp) -> None:
+    """Keep Warp's start-up greeting (devices, cache folder) off stdout: tables and JSON paths are
+    printed there. Warnings still show."""
+    if hasattr(wp, "LOG_WARNING") and hasattr(wp.config, "log_level"):
+        wp.config.log_level = wp.LOG_WARNING
+    else:  # older Warp
+        wp.config.quiet = True
+
+
 def _import_warp():
     try:
         import warp as wp
@@ -44,7 +53,7 @@ def _build():
     if _kernel is not None:
         return _kernel
     wp = _import_warp()
-    wp.config.quiet = True
+    quiet_warp(wp)
     wp.init()
     f64 = wp.float64
 
