@@ -28,6 +28,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
     "solve": "fabrik.solvers.api", "methods": "fabrik.solvers.api", "method": "fabrik.solvers.api",
     "DEFAULT_TOL": "fabrik.solvers.api", "Solution": "fabrik.solvers.result", "STATUSES": "fabrik.solvers.result",
     "SequenceSolution": "fabrik.solvers.result", "solve_sequence": "fabrik.solvers.sequence",
+    "solve_batch": "fabrik.solvers.batch", "BatchSolution": "fabrik.solvers.batch",
     "BVHError": "fabrik.io.bvh", "load_bvh": "fabrik.io.bvh", "save_bvh": "fabrik.io.bvh",
     "Arm": "fabrik.model.arm", "forward": "fabrik.model.arm",
     "URDFError": "fabrik.io.urdf", "load_urdf": "fabrik.io.urdf", "save_urdf": "fabrik.io.urdf",
@@ -37,6 +38,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
 })
 
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
+           "solve_batch", "BatchSolution",
            "methods", "method", "load_bvh", "save_bvh", "Arm", "forward", "load_urdf", "save_urdf", "URDFError",
            "BVHError", "Motion", "view", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

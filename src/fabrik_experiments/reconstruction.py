@@ -285,4 +285,77 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     return report, skeleton, motion
 
 
-__all__ = ["reconstruct", "reconstruct_file", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]
+def _take_or_reason(path, out, kwargs):
+    """One take for ``reconstruct_takes``: (report, None), or (None, reason) when the file cannot be
+    read or solved (the errors the serial command skips a take for)."""
+    try:
+        report, _, _ = reconstruct_file(path, out=out, **kwargs)
+    except (ValueError, OSError) as exc:
+        return None, str(exc)
+    return report, None
+
+
+def reconstruct_takes(paths: Sequence, *, outs: Sequence | None = None, workers: int | None = None,
+                      scheduler: str | None = None, progress: bool = False, **kwargs):
+    """``reconstruct_file`` on every take of ``paths``, serially or on a Dask cluster.
+
+    ``workers`` N starts a local Dask cluster (``dask.distributed.LocalCluster``) of N one-thread
+    worker processes; ``scheduler`` is the address of an existing cluster's scheduler
+    (``tcp://host:8786``) to use instead; neither runs the takes here, one after another. Each take
+    is solved exactly as the serial run solves it (the same function, on its own), so the reports
+    are the same but for their timings. ``outs`` (one path or None per take) are passed on;
+    ``kwargs`` go to ``reconstruct_file`` (not ``progress``: the bar here counts takes).
+
+    Returns a list, in the order of ``paths``, of (report, None) or (None, reason) for a take that
+    could not be read or solved; on a cluster also one whose worker failed (the reason names it).
+    Raises ValueError for ``workers`` below 1, or both ``workers`` and ``scheduler``.
+    """
+    from fabrik._progress import progress_bar
+
+    paths = [str(p) for p in paths]
+    outs = [None] * len(paths) if outs is None else list(outs)
+    if workers is not None and scheduler is not None:
+        raise ValueError("give workers (a local cluster) or scheduler (an existing one), not both")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    results: list = [None] * len(paths)
+    with progress_bar(progress, len(paths), "takes", "take") as bar:
+        if workers is None and scheduler is None:
+            for k, (path, out) in enumerate(zip(paths, outs)):
+                results[k] = _take_or_reason(path, out, kwargs)
+                if bar is not None:
+                    bar.update(1)
+            return results
+        try:
+            from dask.distributed import Client, LocalCluster, as_completed
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ValueError("running takes on Dask needs dask.distributed: pip install 'dask[distributed]' "
+                             "(the 'cluster' extra)") from None
+        cluster = None
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(scheduler, timeout=30)
+            except OSError as exc:
+                raise ValueError(f"scheduler: cannot connect to {scheduler!r}: {exc}") from None
+        try:
+            futures = {client.submit(_take_or_reason, path, out, kwargs, pure=False): k
+                       for k, (path, out) in enumerate(zip(paths, outs))}
+            for future in as_completed(futures):
+                k = futures[future]
+                try:
+                    results[k] = future.result()
+                except Exception as exc:  # a worker that died or a solver error: this take alone is lost
+                    results[k] = (None, f"{type(exc).__name__} on the cluster: {exc}")
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return results
+
+
+__all__ = ["reconstruct", "reconstruct_file", "reconstruct_takes", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]

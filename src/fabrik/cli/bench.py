@@ -7,6 +7,9 @@
   sinusoidal path in and out of reach, each step warm-started from the last pose.
 - ``fabrik bench arm FILE.bvh [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
   [--plot DIR]``: the DHM pilot study, a 7-joint arm tracked from the recorded tip pose.
+- ``fabrik bench batch [--targets N] [--repeats R] [--lengths 10,100,...] [--json PATH] [--plot DIR]``:
+  solves per second of ``fabrik.solve_batch`` against ``fabrik.solve`` in a loop and the plain
+  one-chain-per-thread compiled kernel, and the cost against chain length.
 - ``fabrik bench robot URDF --tip LINK [--base LINK] [--targets N] [--seed S] [--methods ...] [--json PATH]
   [--plot DIR]``: random reachable pose targets on a robot arm, each method (and ikpy) from the same start.
 """
@@ -78,6 +81,16 @@ def add_parser(sub) -> None:
     robot.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     robot.add_argument("--plot", metavar="DIR", help="write the fraction reached against time per solve as a PNG")
     robot.set_defaults(func=run_robot)
+    batch = kinds.add_parser("batch", help="solves per second of fabrik.solve_batch against a loop and the plain "
+                                           "compiled kernel, and the cost against chain length")
+    batch.add_argument("--targets", type=int, default=200_000,
+                       help="the largest batch (default 200000; sizes 1e3, 1e4, ... up to it)")
+    batch.add_argument("--repeats", type=int, default=3, help="runs per figure, best kept (default 3)")
+    batch.add_argument("--lengths", default="10,100,1000,10000",
+                       help="comma-separated chain lengths (joints) of the scan (default 10,100,1000,10000)")
+    batch.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    batch.add_argument("--plot", metavar="DIR", help="write the two PNGs (solves/s, chain length) into DIR")
+    batch.set_defaults(func=run_batch)
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
 
 
@@ -126,6 +139,33 @@ def run_robot(args: argparse.Namespace) -> int:
         print(f"wrote {write_json(args.json, bench.to_json())}")
     if args.plot:
         print(f"wrote {plot_robot_bench(bench, Path(args.plot) / f'robot_{Path(args.urdf).stem}_{args.tip}.png')}")
+    return 0
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    """``bench batch``: ``fabrik.solve_batch`` throughput (``fabrik_experiments.batch_bench``)."""
+    from fabrik_experiments.batch_bench import format_tables, plot_batch_bench, run_batch_bench
+
+    if args.targets < 1:
+        raise ValueError(f"--targets must be >= 1, got {args.targets}")
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
+    try:
+        lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--lengths must be whole numbers separated by commas, got {args.lengths!r}") from None
+    if not lengths or min(lengths) < 2:
+        raise ValueError(f"--lengths must name chains of at least 2 joints, got {args.lengths!r}")
+    prepare_output(args.json, "--json")
+    prepare_output(args.plot, "--plot", folder=True)
+    progress = (lambda text: print(f"  done: {text}", flush=True)) if show_progress() else None
+    result = run_batch_bench(args.targets, repeats=args.repeats, lengths=lengths, progress=progress)
+    print(format_tables(result))
+    if args.json:
+        print(f"wrote {write_json(args.json, result)}")
+    if args.plot:
+        for path in plot_batch_bench(result, args.plot):
+            print(f"wrote {path}")
     return 0
 
 

@@ -106,8 +106,22 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
     """Solve one chain. Returns (positions, iterations, error, status_code).
 
     initial: (n, 3) start pose (copied, never mutated); bone_lengths: (n-1,); target, root: (3,).
+    The solve itself is ``fabrik_chain_into``, which ``fabrik.solve_batch`` calls too.
     """
-    n = initial.shape[0]
+    p = initial.copy()
+    iterations, err, code = fabrik_chain_into(p, bone_lengths, target, root, tol, max_iter)
+    return p, iterations, err, code
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_chain_into(p, bone_lengths, target, root, tol, max_iter):
+    """Solve one chain in place: ``p`` (n, 3) holds the start pose on entry and the answer on
+    return. Returns (iterations, error, status_code). The per-target body of both
+    ``fabrik_chain`` (``fabrik.solve``) and the batch kernels (``fabrik.kernels.batch``), so that
+    a batch answers exactly as target-by-target solves do; it allocates nothing on the way to a
+    reached target (a stall check's snapshot and a bend do).
+    """
+    n = p.shape[0]
     last = n - 1
     total, scale = chain_scale(bone_lengths)
 
@@ -118,21 +132,21 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
 
     if max_iter == 0:
         # no iteration: the start pose, made rigid and hung from the root as every method's is
-        return start_pose_result(initial, bone_lengths, root, target, tol)
-
-    p = initial.copy()
+        start, it0, err0, code0 = start_pose_result(p, bone_lengths, root, target, tol)
+        p[:, :] = start
+        return it0, err0, code0
 
     if dist > total:
         # Unreachable: the chain stretched straight from the root towards the target
         stretch_towards(p, root, bone_lengths, fx, fy, fz)
         err = dist3v(p, last, target)
         # a target a hair beyond full reach is still reached within tolerance
-        return p, 1, err, (REACHED if err <= tol else UNREACHABLE)
+        return 1, err, (REACHED if err <= tol else UNREACHABLE)
 
     # (targets closer to the root than 2*longest - total, inside_inner_reach, cannot be reached either)
     err = dist3v(p, last, target)
     if err <= tol and dist3v(p, 0, root) == 0.0 and chain_lengths_hold(p, bone_lengths, scale):
-        return p, 0, err, REACHED
+        return 0, err, REACHED
     if dist > total - tol:
         # Within tol of the full reach: the stretched chain is within tol of the target, where
         # iterating converges ever more slowly (hundreds of iterations, and not always within tol
@@ -141,7 +155,8 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         stretch_towards(stretched, root, bone_lengths, fx, fy, fz)
         stretched_err = dist3v(stretched, last, target)
         if stretched_err <= tol:  # (not by rounding at the band's inner edge: iterate then)
-            return stretched, 1, stretched_err, REACHED
+            p[:, :] = stretched
+            return 1, stretched_err, REACHED
 
     perturbations = 0
     # The no-progress test runs in two steps so that the hot loop pays nothing for it: when the
@@ -180,7 +195,7 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
         ez = z - target[2]
         err2 = ex * ex + ey * ey + ez * ez
         if err2 <= tol2:
-            return p, it, np.sqrt(err2), REACHED
+            return it, np.sqrt(err2), REACHED
         err = np.sqrt(err2)
         drop = prev_err - err
         if check_pose:
@@ -198,15 +213,15 @@ def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter):
                     drop = np.inf  # the trend starts again
                     continue
                 if inside_inner_reach:
-                    return p, it, err, (STALLED if short else UNREACHABLE)
+                    return it, err, (STALLED if short else UNREACHABLE)
                 stalled, probe_err, probe_end = confirm_stall(err, prev_err, last_drop, older_drop, tol, it,
                                                               probe_err, probe_end)
                 if stalled:
-                    return p, it, err, STALLED
+                    return it, err, STALLED
         # a nearly folded chain can unfold slowly while its effector barely moves, hence the
         # second, whole-pose check above before a stall is declared
         if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
             check_pose = True
-    return p, it, err, MAX_ITERATIONS
+    return it, err, MAX_ITERATIONS
 
 

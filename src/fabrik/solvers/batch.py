@@ -1,0 +1,314 @@
+"""``fabrik.solve_batch``: many targets for one chain, compiled and multi-threaded (docs/batch.md)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from fabrik._progress import progress_bar
+from fabrik._validation import MAX_COORDINATE, check_max_iter, check_tol, real_numbers
+from fabrik.model.chain import Chain
+from fabrik.solvers import registry
+from fabrik.solvers.api import DEFAULT_TOL
+from fabrik.solvers.result import STATUSES
+
+#: The ways ``solve_batch`` can run a batch on the CPU (``layout=``): ``"lockstep"`` (default:
+#: LANES targets per SIMD register, ``fabrik.kernels.batch.batch_lockstep``), ``"per-thread"``
+#: (one target after another per thread, solved in place) and ``"baseline"`` (one
+#: ``fabrik_chain`` call per target, the plain kernel ``fabrik bench batch`` compares against).
+LAYOUTS = ("lockstep", "per-thread", "baseline")
+#: The methods ``solve_batch`` runs (``"fabrik"`` hands limited chains and oriented targets to
+#: ``"fabrik-constrained"``, as ``fabrik.solve`` does).
+BATCH_METHODS = ("fabrik", "fabrik-constrained")
+#: Engines (``backend=``): ``"numba"`` (CPU, default) and ``"warp"`` (NVIDIA Warp, ``device=``
+#: ``"cpu"`` or ``"cuda"``; the optional extra ``gpu``).
+BACKENDS = ("numba", "warp")
+#: Targets per work item of the lockstep layout (each thread takes chunks of this many).
+CHUNK = 256
+#: Batches of more targets than this are run in pieces of this size, so a progress bar can move.
+PROGRESS_PIECE = 50_000
+
+
+class BatchSolution(NamedTuple):
+    """The outcome of ``solve_batch`` (an immutable record of arrays, one row per target).
+
+    Attributes:
+        positions: (N, n, d) float64 joint positions per target, root first.
+        iterations: (N,) int64 iterations per target (as ``Solution.iterations``).
+        error: (N,) float64 effector-to-target distance, in the chain's units.
+        status: (N,) int8 status codes: index into ``status_names`` (``fabrik.STATUSES``):
+            0 reached, 1 unreachable, 2 stalled, 3 max_iterations.
+        reached: (N,) bool, ``status == 0``.
+        method: the method's name.
+        status_names: ``fabrik.STATUSES``, the meaning of each code.
+        frames: (N, n, 3, 3) joint frames per target (``fabrik-constrained``: each
+            ``Solution.extras["frames"]``), else None.
+        orientation_error: (N,) radians between the last bone's frame and the target rotation
+            (oriented targets: ``extras["orientation_error"]``), else None.
+    """
+
+    positions: np.ndarray
+    iterations: np.ndarray
+    error: np.ndarray
+    status: np.ndarray
+    reached: np.ndarray
+    method: str = "fabrik"
+    status_names: tuple = STATUSES
+    frames: np.ndarray | None = None
+    orientation_error: np.ndarray | None = None
+
+    def statuses(self) -> np.ndarray:
+        """The status of every target as a string array (``status_names[status]``)."""
+        return np.asarray(self.status_names)[self.status]
+
+    def __len__(self) -> int:  # the number of targets, not the tuple's fields
+        return self.positions.shape[0]
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{name} {int(np.count_nonzero(self.status == k))}" for k, name in
+                           enumerate(self.status_names))
+        return f"BatchSolution(method={self.method!r}, targets={self.positions.shape[0]}, {counts})"
+
+
+def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
+                method: str = "fabrik", backend: str = "numba", layout: str = "lockstep", threads: int | None = None,
+                device: str | None = None, lanes: int | None = None, progress: bool = False,
+                **options) -> BatchSolution:
+    """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
+
+    Args:
+        model: a ``fabrik.Chain``; one with joint limits is solved with ``fabrik-constrained``
+            (as ``fabrik.solve`` does), one target per thread.
+        targets: (N, d) effector goals in the chain's units; or a pair (points (N, d), rotations)
+            for oriented targets (N quaternions (x, y, z, w), N 3x3 matrices, or a scipy
+            ``Rotation`` of N; solved with ``fabrik-constrained``).
+        initial: start pose, (n, d) for every target or (N, n, d) one per target; default the rest
+            pose. Never written to.
+        root: where the root must be, (d,) for every target or (N, d) one per target; default each
+            start pose's root.
+        tol, max_iter: as ``fabrik.solve`` (max_iter default: the method's cap).
+        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``).
+        backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
+            ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
+        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers).
+        lanes: targets run in lockstep per thread (layout ``"lockstep"``; default
+            ``fabrik.kernels.batch.LANES``).
+        threads: numba threads to use (default: all of numba's); the setting is restored after.
+        progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
+        **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
+
+    Returns:
+        A ``BatchSolution``; ``positions[k]``, ``iterations[k]``, ``error[k]`` and the status of
+        target ``k`` equal ``fabrik.solve(model, targets[k], initial=..., root=...)``'s.
+
+    Raises:
+        ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
+            bad shapes or numbers, unknown backend, layout, device or options; ``backend``,
+            ``layout`` or ``lanes`` with ``fabrik-constrained``.
+    """
+    if not isinstance(model, Chain):
+        raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
+                         "one target at a time with fabrik.solve")
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a method name (a str), got {method!r}")
+    rotations = None
+    if isinstance(targets, tuple) and len(targets) == 2 and np.ndim(targets[0]) == 2:
+        targets, rotations = targets
+    chosen = registry.route(method, "chain", limited=bool(model.constraints), oriented=rotations is not None)
+    if chosen.name not in BATCH_METHODS:
+        raise ValueError(f"solve_batch supports methods {', '.join(BATCH_METHODS)} (FABRIK on a chain, with joint "
+                         f"limits and oriented targets through fabrik-constrained), got {method!r}; use fabrik.solve "
+                         "target by target for the others")
+    constrained = chosen.name == "fabrik-constrained"
+    opts = chosen.options("chain", options)
+    if constrained and (backend != "numba" or layout != "lockstep" or lanes is not None):
+        raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend, layout and "
+                         "lanes are for plain FABRIK")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if device is not None and backend != "warp":
+        raise ValueError("device is a Warp option (backend='warp')")
+    tol = check_tol(tol)
+    cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
+    dim = model._dim
+    n = model.n_joints
+    targets3 = _lift(_finite(targets, "targets"), "targets", 2, dim)
+    count = targets3.shape[0]
+    if initial is None:
+        initials = model._kernel_rest[None]
+    else:
+        arr = _finite(initial, "initial")
+        if arr.ndim == 2:
+            arr = arr[None]
+        if arr.ndim != 3 or arr.shape[1:] != (n, dim) or arr.shape[0] not in (1, count):
+            raise ValueError(f"initial must have shape ({n}, {dim}) or ({count}, {n}, {dim}) for {count} targets of "
+                             f"this chain, got {np.shape(initial)}")
+        initials = _lift(arr.reshape(-1, dim), "initial", 2, dim).reshape(arr.shape[0], n, 3)
+    if root is None:
+        roots = np.ascontiguousarray(initials[:, 0, :])
+    else:
+        arr = _finite(root, "root")
+        if arr.ndim == 1:
+            arr = arr[None]
+        if arr.ndim != 2 or arr.shape[1] != dim or arr.shape[0] not in (1, count):
+            raise ValueError(f"root must have shape ({dim},) or ({count}, {dim}) for {count} targets, got "
+                             f"{np.shape(root)}")
+        roots = _lift(arr, "root", 2, dim)
+    if constrained:
+        return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress)
+    out_p = np.empty((count, n, 3))
+    out_it = np.empty(count, np.int64)
+    out_err = np.empty(count)
+    out_code = np.empty(count, np.int64)
+    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
+        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
+    if lanes is not None and (layout != "lockstep" or backend != "numba"):
+        raise ValueError("lanes is an option of the lockstep layout (backend 'numba', layout 'lockstep')")
+    run = _numba_runner(layout, threads, lanes) if backend == "numba" else _warp_runner(device)
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        for s, e in pieces:
+            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
+                roots if roots.shape[0] == 1 else roots[s:e], tol, cap, out_p[s:e], out_it[s:e], out_err[s:e],
+                out_code[s:e])
+            if bar is not None:
+                bar.update(e - s)
+    positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
+    status = out_code.astype(np.int8)
+    return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress):
+    """``fabrik-constrained`` for every target (``fabrik.kernels.batch.batch_constrained``)."""
+    from fabrik.kernels import batch
+    from fabrik.kernels._cache_guard import announce_compile
+    from fabrik.solvers.api import _target_rotation
+    from fabrik.solvers.fabrik_constrained import prepare
+
+    count, n, dim = targets3.shape[0], model.n_joints, model._dim
+    oriented = rotations is not None
+    if oriented:
+        if hasattr(rotations, "as_matrix"):  # a scipy Rotation holding N rotations
+            rotations = rotations.as_matrix()
+        if len(rotations) != count:
+            raise ValueError(f"oriented targets need one rotation per target: {count} points, {len(rotations)} "
+                             "rotations")
+        mats = np.ascontiguousarray(np.stack([_target_rotation(r, dim) for r in rotations]))
+    else:
+        mats = np.eye(3)[None]
+    limits, frame = prepare(model)
+    out_p = np.empty((count, n, 3))
+    out_frames = np.empty((count, n, 3, 3))
+    out_it = np.empty(count, np.int64)
+    out_err = np.empty(count)
+    out_oerr = np.empty(count)
+    out_code = np.empty(count, np.int64)
+    announce_compile(batch.batch_constrained)
+    run = _with_threads(threads, batch.batch_constrained)
+    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
+        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        for s, e in pieces:
+            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
+                roots if roots.shape[0] == 1 else roots[s:e], limits, frame, mats if mats.shape[0] == 1 else
+                mats[s:e], oriented, dim == 2, tol, opts.orientation_tol, cap, out_p[s:e], out_frames[s:e],
+                out_it[s:e], out_err[s:e], out_oerr[s:e], out_code[s:e])
+            if bar is not None:
+                bar.update(e - s)
+    positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
+    status = out_code.astype(np.int8)
+    return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik-constrained", STATUSES, out_frames,
+                         out_oerr if oriented else None)
+
+
+def _with_threads(threads, kernel):
+    import numba
+
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                or not 1 <= threads <= numba.config.NUMBA_NUM_THREADS):
+        raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
+                         f"{threads!r}")
+
+    def run(*args):
+        before = numba.get_num_threads()
+        if threads is not None:
+            numba.set_num_threads(int(threads))
+        try:
+            kernel(*args)
+        finally:
+            numba.set_num_threads(before)
+
+    return run
+
+
+def _finite(value, name: str) -> np.ndarray:
+    arr = real_numbers(value, name)
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains a non-finite value (NaN or inf) at index {tuple(int(i) for i in bad)}")
+    if arr.size and np.abs(arr).max() >= MAX_COORDINATE:
+        raise ValueError(f"{name} has a coordinate of size {np.abs(arr).max():g}; coordinates must stay below "
+                         f"{MAX_COORDINATE:g}")
+    return arr
+
+
+def _lift(arr: np.ndarray, name: str, ndim: int, dim: int) -> np.ndarray:
+    """(m, dim) -> C-contiguous (m, 3) float64, z = 0 for 2D; ValueError for another shape."""
+    if arr.ndim != ndim or arr.shape[-1] != dim:
+        raise ValueError(f"{name} must have shape (N, {dim}) to match the {dim}D chain, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: give at least one target")
+    out = np.zeros((arr.shape[0], 3))
+    out[:, :dim] = arr
+    return out
+
+
+def _numba_runner(layout: str, threads: int | None, lanes: int | None):
+    import numba
+
+    from fabrik.kernels import batch
+    from fabrik.kernels._cache_guard import announce_compile
+
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not \
+                1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
+                             f"{threads!r}")
+    if lanes is None:
+        lanes = batch.LANES
+    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= 1024:
+        raise ValueError(f"lanes must be a whole number from 1 to 1024, got {lanes!r}")
+    kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
+              "baseline": batch.batch_baseline}[layout]
+    announce_compile(kernel)
+
+    def run(*args):
+        before = numba.get_num_threads()
+        if threads is not None:
+            numba.set_num_threads(int(threads))
+        try:
+            if layout == "lockstep":
+                # small batches in small chunks, so that every thread gets work
+                chunk = max(1, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
+                kernel(*args, chunk, lanes)
+            else:
+                kernel(*args)
+        finally:
+            numba.set_num_threads(before)
+
+    return run
+
+
+def _warp_runner(device):
+    from fabrik.kernels.batch_warp import run_warp
+
+    def run(*args):
+        run_warp(*args, device=device)
+
+    return run
+
+
+__all__ = ["solve_batch", "BatchSolution", "LAYOUTS", "BACKENDS"]
