@@ -245,9 +245,9 @@ def fabrik_constrained_polished(initial, lengths, target, root, limits, root_fra
     towards the target) from FABRIK's best pose; limited CCD from the start pose; and ``RESTARTS``
     runs of FABRIK followed by CCD sweeps from pseudo-random poses (``restart_pose``). Measured
     in ``benchmarks/limited_best.py`` (500 random limited chains with targets out of reach under
-    their limits: final error within 10% of a multi-start search's best in 85.2% of cases with
-    FABRIK alone, 94.2% with the sweeps, 96.4% adding CCD from the start pose, 98.0% adding two
-    restarts).
+    their limits; final error within 10%, or 1e-3 of the reach, of a multi-start search's best):
+    FABRIK alone 85.2% of the cases, with the sweeps from its best pose 94.2%, all of the above
+    97.8% (worst case 1.62 times the best, against 8.70 alone; constrained CCD alone 84.6%).
 
     Returns the 7 values of ``fabrik_constrained``, the CCD sweeps run (counted in the
     iterations) and the restarts run (0, 0 when FABRIK reached the target).
