@@ -4,13 +4,15 @@ A planar 10-joint chain (9 unit bones, straight up +Y from the origin) reaches a
 its left. Constrained version: every joint a Cone.circular(35 degrees) (for a 2D chain: at most 35
 degrees of bend either way, joint 0 measured from +Y). Run from the repository root:
 
-    .venv/bin/python examples/fig18_constraints.py [output.png]
+    .venv/bin/python examples/fig18_constraints.py [output.png] [--docs]
 
-Writes docs/img/constrained_vs_unconstrained.png by default and prints each solve.
+Writes fabrik-out/constrained_vs_unconstrained.png (under the current folder; ignored by git) by
+default, or the file given; ``--docs`` writes the documentation's figure,
+docs/img/constrained_vs_unconstrained.png. Prints each solve.
 """
 
+import argparse
 import math
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -54,6 +56,20 @@ def main(out: Path) -> None:
     print(f"wrote {out}")
 
 
+DEFAULT_OUT = Path("fabrik-out") / "constrained_vs_unconstrained.png"
+DOCS_OUT = Path(__file__).resolve().parents[1] / "docs" / "img" / "constrained_vs_unconstrained.png"
+
+
+def output_path(argv=None) -> Path:
+    """The PNG to write: the path given, the docs figure with ``--docs``, else ``DEFAULT_OUT``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, help=f"PNG to write (default {DEFAULT_OUT})")
+    parser.add_argument("--docs", action="store_true", help=f"write the documentation's figure, {DOCS_OUT}")
+    args = parser.parse_args(argv)
+    if args.docs and args.out is not None:
+        parser.error("give an output file or --docs, not both")
+    return DOCS_OUT if args.docs else (args.out or DEFAULT_OUT)
+
+
 if __name__ == "__main__":
-    root = Path(__file__).resolve().parents[1]
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else root / "docs" / "img" / "constrained_vs_unconstrained.png")
+    main(output_path())

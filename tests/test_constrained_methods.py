@@ -84,7 +84,7 @@ def test_chain_routing_options_and_errors():
         assert set(sol.extras) >= {"frames", "root_frame", "active_constraints"}
     sol = fabrik.solve(chain, [1.0, 2.0, 0.5], method="jacobian-dls", damping=0.5, max_angle_step=0.1)
     check_solution(chain, sol)
-    with pytest.raises(ValueError, match="unknown options"):
+    with pytest.raises(ValueError, match="takes no option"):
         fabrik.solve(chain, [1.0, 2.0, 0.5], method="jacobian-dls", alpha=1.0)
     with pytest.raises(ValueError, match="oriented"):
         fabrik.solve(chain, ([1.0, 2.0, 0.5], np.eye(3)), method="jacobian-dls")
@@ -168,7 +168,7 @@ def test_skeleton_frames_options_and_errors():
             solvers.solve(skel, targets=targets, method=method, initial_frames=np.zeros((2, 3, 3)))
         with pytest.raises(ValueError, match="free"):
             solvers.solve(skel, targets=targets, method=method, root_rotation="free")
-    with pytest.raises(ValueError, match="takes only"):
+    with pytest.raises(ValueError, match="; it takes "):
         solvers.solve(skel, targets=targets, method="ccd", damping=1.0)
 
 

@@ -192,7 +192,7 @@ def test_routing_and_extras():
         ex["frames"] = None  # read-only mapping
     with pytest.raises(ValueError, match="orientation_tol"):
         fabrik.solve(chain, [1.0, 2.0, 0.5], orientation_tol=-1)
-    with pytest.raises(ValueError, match="options"):
+    with pytest.raises(ValueError, match="takes no option 'bogus'; it takes orientation_tol"):
         fabrik.solve(chain, [1.0, 2.0, 0.5], bogus=1)
 
 

@@ -252,13 +252,13 @@ def test_method_options_are_checked():
     p = motion.world_positions(skel)
     with pytest.raises(ValueError, match="'ccd'.*does not solve with"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"ccd": {}})
-    with pytest.raises(ValueError, match="'fabrik' for skeletons takes only rigid_sub_bases, swing_limbs; got \\['damping'\\]"):
+    with pytest.raises(ValueError, match="'fabrik' for skeletons takes no option 'damping'; it takes rigid_sub_bases, swing_limbs"):
         reconstruct(skel, p, methods=["fabrik"], method_options={"fabrik": {"damping": 1.0}})
-    with pytest.raises(ValueError, match="takes only.*got \\['dampin'\\]"):
+    with pytest.raises(ValueError, match="takes no option 'dampin'; it takes"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"dampin": 1.0}})
     with pytest.raises(ValueError, match="damping"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"damping": -1.0}})
-    with pytest.raises(ValueError, match="'ccd-constrained' for skeletons takes only"):
+    with pytest.raises(ValueError, match="'ccd-constrained' for skeletons takes no option"):
         reconstruct(skel, p, methods=["ccd-constrained"], constraints={"LeftLeg": Hinge((1.0, 0.0, 0.0), 0.0, 2.5)},
                     method_options={"ccd-constrained": {"damping": 1.0}})
 

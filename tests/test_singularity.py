@@ -76,7 +76,9 @@ def branch_skeleton(turn):
 def solve_branch(method, turn, c_target):
     sk = branch_skeleton(turn)
     targets = {"c": turn.apply(c_target), "e": turn.apply([1.5, 1.5, 0.0])}
-    return sk, fabrik.solve(sk, targets=targets, tol=1e-4, method=method)
+    # FABRIK as the paper has it (free sub-bases, no limb swing): the rule of section 5.4 is its
+    paper = {"rigid_sub_bases": False, "swing_limbs": False} if method == "fabrik" else {}
+    return sk, fabrik.solve(sk, targets=targets, tol=1e-4, method=method, **paper)
 
 
 def assert_rigid(skeleton, p):

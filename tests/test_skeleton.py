@@ -16,6 +16,9 @@ from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 
 SETTINGS = settings(max_examples=50, deadline=None)
 MODELS = {"y_shape": models.y_shape(), "hand": models.hand(), "humanoid": models.humanoid()}
+#: The paper's algorithm (section 4.1): free sub-bases, no limb swing (the defaults hold sub-bases
+#: rigid and swing limbs, so that answers can be written as joint rotations).
+PAPER = {"rigid_sub_bases": False, "swing_limbs": False}
 COMPARISON = ("ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
 
 
@@ -120,9 +123,11 @@ def reference_iterations(skeleton, targets, p, root, iterations=1):
 def solve_until_reached(skeleton, targets, tol, method="fabrik", restarts=400):
     """Solve, restarting from the returned pose while the solver reports a stall (slow linear
     convergence near full extension trips the no-progress rule). Returns the list of solutions."""
-    sols = [fabrik.solve(skeleton, targets=targets, tol=tol, method=method)]
+    paper = PAPER if method == "fabrik" else {}
+    sols = [fabrik.solve(skeleton, targets=targets, tol=tol, method=method, **paper)]
     while sols[-1].status == "stalled" and len(sols) <= restarts:
-        sols.append(fabrik.solve(skeleton, targets=targets, initial=sols[-1].positions, tol=tol, method=method))
+        sols.append(fabrik.solve(skeleton, targets=targets, initial=sols[-1].positions, tol=tol, method=method,
+                                 **paper))
     return sols
 
 
@@ -133,7 +138,7 @@ def test_iterations_match_the_papers_description(case, start_rotvecs, iterations
     sk, _, targets = case
     initial = posed(sk, start_rotvecs[: sk.n_joints])
     root = initial[0].copy()
-    sol = fabrik.solve(sk, targets=targets, initial=initial, tol=0.0, max_iter=iterations)
+    sol = fabrik.solve(sk, targets=targets, initial=initial, tol=0.0, max_iter=iterations, **PAPER)
     # with tol = 0 only an exact hit (to the last bit, e.g. targets taken from this very pose)
     # stops before the cap
     assert sol.iterations == iterations or (sol.reached and sol.error == 0.0)
@@ -147,7 +152,7 @@ def test_sub_base_goes_to_the_centroid_of_its_branches_proposals():
     sk = Skeleton.from_positions(["root", "hub", "a", "b"], [-1, 0, 1, 1],
                                  [[0, 0, 0], [0, 1, 0], [-0.5, 1.8, 0.1], [0.6, 1.7, -0.2]])
     ta, tb = np.array([-1.0, 1.2, 0.5]), np.array([0.9, 0.9, -0.4])
-    sol = fabrik.solve(sk, targets={"a": ta, "b": tb}, tol=0.0, max_iter=1)
+    sol = fabrik.solve(sk, targets={"a": ta, "b": tb}, tol=0.0, max_iter=1, **PAPER)
     hub_old = sk.rest_positions()[1]
     la, lb = sk.bone_lengths[2], sk.bone_lengths[3]
     prop_a = ta + la * (hub_old - ta) / np.linalg.norm(hub_old - ta)
@@ -208,7 +213,7 @@ def test_targets_reached_slowly_are_not_taken_for_a_stall(parents, offsets, targ
     # iterations, 3 and 8 times tol short (now reached in 35 and 27)
     names = [f"j{i}" for i in range(len(parents))]
     sk = Skeleton.from_parents(names, parents, offsets)
-    sol = fabrik.solve(sk, targets=targets, tol=1e-3 * np.abs(offsets).sum())
+    sol = fabrik.solve(sk, targets=targets, tol=1e-3 * np.abs(offsets).sum(), **PAPER)
     assert sol.reached, sol
 
 
@@ -241,7 +246,7 @@ def test_inner_joint_targets_are_reached():
 def test_untargeted_branches_are_carried_rigidly():
     sk = models.humanoid()
     rest = sk.rest_positions()
-    sol = fabrik.solve(sk, targets={"l_wrist": [0.5, 1.3, 0.3]}, tol=1e-6)
+    sol = fabrik.solve(sk, targets={"l_wrist": [0.5, 1.3, 0.3]}, tol=1e-6, **PAPER)
     assert sol.reached
     p = sol.positions
     for name in ("head", "r_shoulder", "r_elbow", "r_wrist", "l_knee", "l_ankle", "r_knee", "r_ankle"):
@@ -317,7 +322,7 @@ def test_already_reached_returns_the_initial_pose():
     pose = posed(sk, np.random.default_rng(1).uniform(-0.3, 0.3, (26, 3)))
     targets = {sk.names[j]: pose[j] for j in sk.leaves}
     before = pose.copy()
-    sol = fabrik.solve(sk, targets=targets, initial=pose)
+    sol = fabrik.solve(sk, targets=targets, initial=pose, **PAPER)
     assert sol.iterations == 0 and sol.reached and sol.error == 0.0
     np.testing.assert_array_equal(sol.positions, before)
     np.testing.assert_array_equal(pose, before)  # never written

@@ -12,17 +12,15 @@ hand and the humanoid are in metres with adult human proportions; the Y shape is
 bone length. Each function documents its joint names; ``skeleton.leaves`` gives the end effectors.
 """
 
-from __future__ import annotations
+import math as _math
 
-import math
+import numpy as _np
 
-import numpy as np
-
-from fabrik._validation import check_positive
+from fabrik._validation import check_positive as _check_positive
 from fabrik.model.skeleton import Skeleton
 
 
-def y_shape(bone_length: float = 1.0, branch_angle: float = math.radians(30.0)) -> Skeleton:
+def y_shape(bone_length: float = 1.0, branch_angle: float = _math.radians(30.0)) -> Skeleton:
     """The 'Y-shaped' multibody of section 5.2 / Fig. 15(a): 10 joints, 2 end effectors.
 
     A trunk of 3 bones straight up (+Y) from the root to a fork (the sub-base), then two branches
@@ -34,18 +32,18 @@ def y_shape(bone_length: float = 1.0, branch_angle: float = math.radians(30.0)) 
     ``left_tip``, ``right1``, ``right2``, ``right_tip``. End effectors: ``left_tip``,
     ``right_tip``. Units: every bone is ``bone_length`` long (default 1).
     """
-    bone_length = check_positive(bone_length, "bone_length")
-    if isinstance(branch_angle, (str, bytes, bool)) or not (0.0 < branch_angle < math.pi / 2):
+    bone_length = _check_positive(bone_length, "bone_length")
+    if isinstance(branch_angle, (str, bytes, bool)) or not (0.0 < branch_angle < _math.pi / 2):
         raise ValueError(f"branch_angle must be in (0, pi/2) radians, got {branch_angle!r}")
     names = ["root", "trunk1", "trunk2", "fork", "left1", "left2", "left_tip", "right1", "right2", "right_tip"]
     parents = [-1, 0, 1, 2, 3, 4, 5, 3, 7, 8]
-    offsets = np.zeros((10, 3))
+    offsets = _np.zeros((10, 3))
     offsets[1:4, 1] = bone_length
-    bend = math.radians(5.0)
+    bend = _math.radians(5.0)
     for first, side in ((4, -1.0), (7, 1.0)):
         for b in range(3):
             angle = branch_angle - b * bend  # each bone turns 5 degrees back towards vertical
-            offsets[first + b] = bone_length * np.array([side * math.sin(angle), math.cos(angle), 0.0])
+            offsets[first + b] = bone_length * _np.array([side * _math.sin(angle), _math.cos(angle), 0.0])
     return Skeleton.from_parents(names, parents, offsets)
 
 
@@ -69,39 +67,39 @@ def hand() -> Skeleton:
     """
     names = ["wrist"]
     parents = [-1]
-    positions = [np.zeros(3)]
+    positions = [_np.zeros(3)]
     # finger: (base of the metacarpal in the palm, fan angle about Z (radians, + towards +X),
     #          bone lengths metacarpal, proximal, middle, distal)
     specs = {
-        "index": ((0.020, 0.025, 0.0), math.radians(6.0), (0.068, 0.040, 0.024, 0.020)),
-        "middle": ((0.004, 0.027, 0.0), math.radians(0.0), (0.065, 0.045, 0.028, 0.021)),
-        "ring": ((-0.012, 0.025, 0.0), math.radians(-6.0), (0.058, 0.042, 0.027, 0.021)),
-        "little": ((-0.026, 0.021, 0.0), math.radians(-12.0), (0.053, 0.033, 0.019, 0.019)),
+        "index": ((0.020, 0.025, 0.0), _math.radians(6.0), (0.068, 0.040, 0.024, 0.020)),
+        "middle": ((0.004, 0.027, 0.0), _math.radians(0.0), (0.065, 0.045, 0.028, 0.021)),
+        "ring": ((-0.012, 0.025, 0.0), _math.radians(-6.0), (0.058, 0.042, 0.027, 0.021)),
+        "little": ((-0.026, 0.021, 0.0), _math.radians(-12.0), (0.053, 0.033, 0.019, 0.019)),
     }
     for finger in FINGERS:
         first = len(names)
         if finger == "thumb":
             joint_names = ["thumb_carpal", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip"]
-            base = np.array([0.016, 0.012, -0.004])
-            fan = math.radians(40.0)
+            base = _np.array([0.016, 0.012, -0.004])
+            fan = _math.radians(40.0)
             bones = (0.022, 0.046, 0.032, 0.025)
-            flex = math.radians(8.0)
+            flex = _math.radians(8.0)
         else:
             joint_names = [f"{finger}_{part}" for part in ("carpal", "mcp", "pip", "dip", "tip")]
             base_xyz, fan, bones = specs[finger]
-            base = np.array(base_xyz)
-            flex = math.radians(10.0)
+            base = _np.array(base_xyz)
+            flex = _math.radians(10.0)
         names.extend(joint_names)
         parents.append(0)
         positions.append(base)
         point = base
         for b, length in enumerate(bones):
             bend = flex * b  # metacarpal straight, each phalanx a little more flexed
-            direction = np.array([math.sin(fan) * math.cos(bend), math.cos(fan) * math.cos(bend), -math.sin(bend)])
+            direction = _np.array([_math.sin(fan) * _math.cos(bend), _math.cos(fan) * _math.cos(bend), -_math.sin(bend)])
             point = point + length * direction
             parents.append(first + b)
             positions.append(point)
-    return Skeleton.from_positions(names, parents, np.array(positions))
+    return Skeleton.from_positions(names, parents, _np.array(positions))
 
 
 def humanoid() -> Skeleton:
@@ -121,7 +119,7 @@ def humanoid() -> Skeleton:
              "l_shoulder", "l_elbow", "l_wrist", "r_shoulder", "r_elbow", "r_wrist",
              "l_knee", "l_ankle", "r_knee", "r_ankle"]
     parents = [-1, 0, 1, 1, 3, 4, 1, 6, 7, 0, 9, 0, 11]
-    offsets = np.array([
+    offsets = _np.array([
         [0.0, 0.95, 0.0],      # pelvis: its rest position
         [0.0, 0.50, -0.02],    # neck: spine, pelvis to the base of the neck
         [0.0, 0.23, 0.03],     # head: neck to the centre of the head
@@ -148,7 +146,7 @@ DHM_JOINTS = ("shoulder_1", "shoulder_2", "shoulder_3", "elbow", "wrist_1", "wri
 
 
 def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: float | None = None, *,
-            side: str = "right", height: float | None = None, elbow_max: float = 2.0 * math.pi / 3.0):
+            side: str = "right", height: float | None = None, elbow_max: float = 2.0 * _math.pi / 3.0):
     """The 7-DoF arm of Lamb, Lee, Billing, Hogberg & Yang, "FABRIK Solver for DHM: A Pilot Study"
     (Table 1), as a ``fabrik.Arm`` in centimetres, built with the standard DH convention.
 
@@ -197,11 +195,11 @@ def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: 
 
     if side not in ("right", "left"):
         raise ValueError(f"side must be 'right' or 'left', got {side!r}")
-    stature = DHM_STATURE_CM if height is None else check_positive(height, "height")
+    stature = DHM_STATURE_CM if height is None else _check_positive(height, "height")
     lengths = {}
     for name, value in (("upper_arm", upper_arm), ("forearm", forearm), ("hand", hand)):
-        lengths[name] = WINTER_FRACTIONS[name] * stature if value is None else check_positive(value, name)
-    half = math.pi / 2
+        lengths[name] = WINTER_FRACTIONS[name] * stature if value is None else _check_positive(value, name)
+    half = _math.pi / 2
     rows = [(0.0, 0.0, half, 0.0),
             (half, 0.0, half, 0.0),
             (half, lengths["upper_arm"], half, 0.0),
@@ -209,8 +207,8 @@ def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: 
             (0.0, 0.0, half, 0.0),
             (half, 0.0, half, 0.0),
             (0.0, lengths["hand"], 0.0, 0.0)]
-    elbow_max = check_positive(elbow_max, "elbow_max")
-    if elbow_max > math.pi:
+    elbow_max = _check_positive(elbow_max, "elbow_max")
+    if elbow_max > _math.pi:
         raise ValueError(f"elbow_max must be at most pi (radians), got {elbow_max!r}")
     limits = [None, None, None, (0.0, elbow_max), None, None, None]
     arm = Arm.from_dh(rows, limits=limits, names=DHM_JOINTS, base_name=f"{side}_shoulder",

@@ -165,6 +165,18 @@ def run_table1(methods: Sequence[str] = ("fabrik",), *, n_targets: int = N_TARGE
     return [summarise(r) for r in runs], runs
 
 
+#: What the columns of ``format_table`` mean (printed under the table by ``fabrik demo``).
+TABLE_LEGEND = (
+    "mean iter: iterations per solve; median us, p90 us: time per fabrik.solve call (microseconds, call "
+    "overhead included);\n"
+    "us/iter: mean time over mean iterations; iter/s: iterations per second; success: share of targets "
+    "within tol (reachable set) or within tol of the closest the chain can come (unreachable set);\n"
+    "mean error: mean |effector - target|; excess err: mean error beyond the unavoidable |target - root| - "
+    "reach (0 for a reachable target);\n"
+    "len drift: the largest relative change of a bone length over all solutions (rounding only)."
+)
+
+
 def format_table(rows: Iterable[dict]) -> str:
     """A plain-text table like the paper's Table 1 (times in microseconds)."""
     header = (f"{'method':<24} {'targets':<12} {'mean iter':>10} {'median us':>10} {'p90 us':>10} "

@@ -17,16 +17,17 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fabrik import solve
-    from fabrik.cli._common import show_progress, write_json
-    from fabrik_experiments.table1 import benchmark_chain, format_table, make_targets, run_table1
+    from fabrik.cli._common import prepare_output, show_progress, write_json
+    from fabrik_experiments.table1 import TABLE_LEGEND, benchmark_chain, format_table, make_targets, run_table1
     from fabrik.viz.chains import plot_chain_solutions
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output(out, "--out", folder=True)
 
     print("== Table 1 (Aristidou & Lasenby 2011): 10-joint chain, 9 bones x 100 units, tol 1e-3 ==")
     rows, _ = run_table1(("fabrik",), n_targets=args.targets, progress=show_progress())
     print(format_table(rows))
+    print(TABLE_LEGEND)
     print(f"JSON: {write_json(out / 'table1.json', {'experiment': 'table1', 'results': rows})}")
 
     chain = benchmark_chain()

@@ -434,7 +434,7 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
     """Write ``motion`` on ``skeleton`` as a BVH file.
 
     Args:
-        path: output file.
+        path: output file; its folder must exist (FileNotFoundError naming it otherwise).
         skeleton: the hierarchy and offsets written to the file.
         motion: the frames; its ``layout`` is used unless ``layout`` is given, else
             ``ChannelLayout.default(skeleton)`` (ZYX Euler angles; root XYZ position; leaves
@@ -455,6 +455,11 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
         raise ValueError(f"skeleton must be a fabrik.Skeleton, got {type(skeleton).__name__}")
     if not isinstance(motion, Motion):
         raise ValueError(f"motion must be a fabrik Motion, got {type(motion).__name__}")
+    folder = Path(path).parent
+    if not folder.is_dir():
+        kind = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise FileNotFoundError(f"save_bvh: cannot write {str(path)!r}: the folder {str(folder)!r} {kind} "
+                                "(save_bvh creates no folders; make it first)")
     if motion.n_joints != skeleton.n_joints:
         raise ValueError(f"motion has {motion.n_joints} joints but the skeleton has {skeleton.n_joints}")
     if layout is not None and not isinstance(layout, ChannelLayout):

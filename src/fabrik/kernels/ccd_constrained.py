@@ -7,18 +7,19 @@ parent frame and its twist clamped, and the rotation actually applied to the sub
 taking bone j's old frame to that restricted frame. With an oriented target the goal of joints
 0..n-3 is ``target - L * target_y`` and joint n-2 turns the last bone towards the target frame.
 Limits hold after every joint update, so every returned pose satisfies them. Frames, packed
-limits and status codes are those of ``fabrik.kernels.fabrik_constrained``.
+limits and status codes are those of ``fabrik.kernels.fabrik_constrained`` (``fabrik.kernels.limited_common``).
 """
 
 import numpy as np
 from numba import njit
 
 from fabrik.kernels.constraints import limit_direction, limit_twist
-from fabrik.kernels.fabrik_constrained import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
-from fabrik.kernels.fabrik_constrained import orientation_error
+from fabrik.kernels.limited_common import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
+                                           orientation_error)
 from fabrik.kernels.frames import (frames_along, planarise, reorthonormalise, rotate_frame, rotation_between, transport,
                                    twist_about_y, twist_between)
-from fabrik.kernels.vec import TINY
+from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
+from fabrik.kernels.vec import TINY, chain_scale
 
 
 @njit(cache=True, error_model="numpy")
@@ -47,10 +48,20 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
                     tol, orientation_tol, max_iter):
     """Solve one constrained chain by CCD; arguments and returns as ``fabrik_constrained``."""
     p = initial.copy()
+    frames = np.empty((p.shape[0], 3, 3))
+    frames_along(frames, p, root_frame)
+    return ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
+                                tol, orientation_tol, max_iter)
+
+
+@njit(cache=True, error_model="numpy")
+def ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
+                         tol, orientation_tol, max_iter):
+    """``ccd_constrained`` from a pose with its bone frames (n, 3, 3), both updated in place and
+    returned: what constrained chain FABRIK polishes its best pose with (the frames keep the
+    twists, which the frames ``frames_along`` rebuilds from positions alone would not)."""
     n = p.shape[0]
     last = n - 1
-    frames = np.empty((n, 3, 3))
-    frames_along(frames, p, root_frame)
     active = np.zeros(n, dtype=np.int64)
     G = np.empty((3, 3))
     R = np.empty((3, 3))
@@ -70,6 +81,8 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
         total += lengths[i]
     dist = np.sqrt((target[0] - root[0]) ** 2 + (target[1] - root[1]) ** 2 + (target[2] - root[2]) ** 2)
 
+    _, scale = chain_scale(lengths)
+    bends = 0
     _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d)
     if planar:
         # snap the start frames onto the plane as every iteration does (a transported start frame
@@ -169,5 +182,35 @@ def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_r
         moved = (p[last, 0] - px) ** 2 + (p[last, 1] - py) ** 2 + (p[last, 2] - pz) ** 2
         if (moved < tol * tol and err > (1.0 - PROGRESS_FRACTION) * prev_err
                 and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
+            if bends < MAX_ESCAPES and it < max_iter and end >= 1 and _fold_if_on_line(
+                    p, frames, lengths, goal, end, tol, scale, planar):
+                # the straight-chain singularity (``fabrik.kernels.singularity``): the joints up
+                # to the aim point (the effector, or the joint before it for an oriented target)
+                # lie on the line to it, where no turn bends them; folded, the next sweep
+                # restores the limits
+                bends += 1
+                continue
             return p, frames, active, it, err, oerr, (UNREACHABLE if dist > total else STALLED)
     return p, frames, active, it, err, oerr, MAX_ITERATIONS
+
+
+@njit(cache=True, error_model="numpy")
+def _fold_if_on_line(p, frames, lengths, goal, end, tol, scale, planar):
+    """The one singularity rule on joints 0..``end`` aimed at ``goal``: fold them when they are
+    short of it and on its line (``fold_stuck_chain``), then carry each folded bone's frame onto
+    its new direction by the smallest rotation. Returns True when folded."""
+    q = p[:end + 1].copy()
+    err = np.sqrt((q[end, 0] - goal[0]) ** 2 + (q[end, 1] - goal[1]) ** 2 + (q[end, 2] - goal[2]) ** 2)
+    if not fold_stuck_chain(q, lengths[:end], goal, err, tol, scale):
+        return False
+    for i in range(end):
+        dx = q[i + 1, 0] - q[i, 0]
+        dy = q[i + 1, 1] - q[i, 1]
+        dz = q[i + 1, 2] - q[i, 2]
+        r = np.sqrt(dx * dx + dy * dy + dz * dz)
+        if r > TINY * scale:
+            transport(frames[i], frames[i], dx / r, dy / r, dz / r)
+            if planar:
+                planarise(frames[i])
+    p[:end + 1, :] = q
+    return True

@@ -263,7 +263,8 @@ class Motion:
 # --- positions -> rotations -----------------------------------------------------------------
 
 def _effective_children(skeleton: Skeleton, zero_tol: float):
-    """For each joint, the descendants that fix its orientation, looking through zero-length bones.
+    """For each joint, the descendants that fix its orientation: its children at a distance, or,
+    when it has none, the nearest descendants at a distance, looking through zero-length bones.
 
     Returns (starts (n+1,), paths flat int64 array, path_starts (m+1,), targets (m,)): joint j's
     effective children are entries ``starts[j]:starts[j+1]``; entry k's path (child first,
@@ -276,7 +277,11 @@ def _effective_children(skeleton: Skeleton, zero_tol: float):
     lengths = np.linalg.norm(skeleton.offsets, axis=1)
     starts, paths, path_starts, targets = [0], [], [0], []
     for j in range(n):
-        stack = [[c] for c in reversed(children[j])]
+        direct = [c for c in children[j] if lengths[c] > zero_tol]
+        # a joint with bones of its own is turned by them alone: its zero-length children have
+        # rotations of their own, which then take what hangs from them (looking through them as
+        # well would bend the joint's own bones off their solved places)
+        stack = [[c] for c in reversed(direct or children[j])]
         while stack:
             path = stack.pop()
             last = path[-1]
@@ -405,9 +410,10 @@ def rotations_from_positions(skeleton: Skeleton, positions, reference_rotations=
     direction onto the solved direction (the twist about the bone is kept from the reference);
     with several (non-collinear) children, the least-squares rotation (Kabsch / Wahba, unit
     weights, i.e. it minimises the summed squared child position error). Zero-length bones are
-    looked through: a joint whose child sits on it (a zero OFFSET, common in CMU files) is
-    oriented by that child's own children, and the coincident child then only absorbs what is
-    left. Leaves and end sites keep their reference rotation.
+    looked through: a joint whose only children sit on it (a zero OFFSET, common in CMU files)
+    is oriented by their own children, and the coincident children then only absorb what is
+    left; a joint with children at a distance as well is oriented by those alone. Leaves and end
+    sites keep their reference rotation.
 
     Args:
         skeleton: the skeleton (n joints) whose offsets define the rest bones.

@@ -70,6 +70,11 @@ class Skeleton:
             raise ValueError(f"offsets must have shape ({n}, 3), got {offsets.shape}")
         if not np.isfinite(offsets).all():
             raise ValueError("offsets contain a non-finite value (NaN or inf)")
+        roots = [int(i) for i in np.flatnonzero(parents < 0)]
+        if len(roots) > 1:
+            listed = ", ".join(f"joint {i} ({self.names[i]!r})" for i in roots)
+            raise ValueError(f"a skeleton has one root, joint 0 with parent -1; this one has {len(roots)} roots: "
+                             f"{listed} (give all but one of them a parent)")
         if parents[0] != -1:
             raise ValueError("joint 0 must be the root, with parent -1")
         for i in range(1, n):

@@ -170,12 +170,31 @@ def _target_rotation(rotation, dim: int) -> np.ndarray:
     return matrix
 
 
-def methods(kind: str = "chain") -> list[str]:
-    """Names of the methods that solve ``"chain"``, ``"skeleton"`` or ``"arm"`` models
-    (``fabrik.method(name)`` says what each one takes)."""
+class MethodNames(list):
+    """The list ``fabrik.methods(kind)`` returns: method names (a plain list of str in every use)
+    that also carries the model ``kind`` they solve, and says so when printed."""
+
+    def __init__(self, kind: str, names):
+        super().__init__(names)
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        others = ", ".join(f"fabrik.methods({k!r})" for k in registry.KINDS if k != self.kind)
+        return f"{self.kind} methods: {list.__repr__(self)} (for the other kinds: {others}; every kind: fabrik.methods('all'))"
+
+
+def methods(kind: str = "chain"):
+    """The methods that solve one kind of model, or every method with the kinds it solves.
+
+    ``kind``: ``"chain"`` (the default), ``"skeleton"`` or ``"arm"`` gives the names of the methods
+    solving that kind, sorted (a list, which prints as e.g. ``chain methods: [...]``); ``"all"``
+    gives ``{name: (kinds it solves, ...)}`` for every method. ``fabrik.method(name)`` says what
+    each one takes."""
+    if kind == "all":
+        return {name: registry.get(name).kinds for name in sorted(registry.loaded())}
     if kind not in registry.KINDS:
-        raise ValueError(f"kind must be one of {', '.join(registry.KINDS)}, got {kind!r}")
-    return registry.names(kind)
+        raise ValueError(f"kind must be one of {', '.join(registry.KINDS)} or all, got {kind!r}")
+    return MethodNames(kind, registry.names(kind))
 
 
 def method(name: str) -> registry.Method:

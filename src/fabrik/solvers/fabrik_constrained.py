@@ -22,6 +22,13 @@ Solution extras (read-only mapping):
     swing_angles, twist_angles: (n,) radians, the swing-twist decomposition of local_rotations.
     active_constraints: sorted list of joint indices whose limit is active (on its boundary).
     orientation_error: radians (oriented targets only).
+    polish_sweeps, restarts: (``fabrik-constrained`` only) when FABRIK ends short of the target
+        it searches on, within ``max_iter`` (``fabrik.kernels.fabrik_constrained``,
+        ``fabrik_constrained_polished``): limited CCD sweeps (CCD's step, not FABRIK's) from the
+        best pose FABRIK saw and from the start pose, then ``restarts`` runs of FABRIK and CCD
+        sweeps from fixed pseudo-random poses; ``polish_sweeps`` counts the CCD sweeps. All are
+        counted in ``iterations``; the answer is the closest pose found. Both 0 when FABRIK
+        reached the target.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fabrik._validation import check_tol
-from fabrik.kernels.fabrik_constrained import fabrik_constrained
+from fabrik.kernels.fabrik_constrained import fabrik_constrained, fabrik_constrained_polished
 from fabrik.model.constraints import root_frame, swing_twist
 from fabrik.model.limit_layout import pack_limits
 from fabrik.solvers.registry import Solver, add
@@ -133,8 +140,8 @@ class ConstrainedExtras(Mapping):
         return f"ConstrainedExtras({sorted(self)})"
 
 
-def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
-    """Wrap a kernel result tuple into a Solution with the documented extras."""
+def build_solution(method, chain, result, root_frame_, oriented, more=None) -> Solution:
+    """Wrap a kernel result tuple into a Solution with the documented extras (and ``more``)."""
     positions, frames, active, iterations, error, oerr, code = result
     frames.setflags(write=False)
     reference = root_frame_.copy()
@@ -142,6 +149,8 @@ def build_solution(method, chain, result, root_frame_, oriented) -> Solution:
     stored = {"frames": frames, "root_frame": reference, "active_constraints": [int(i) for i in np.flatnonzero(active)]}
     if oriented:
         stored["orientation_error"] = float(oerr)
+    if more:
+        stored.update(more)
     return Solution(positions, int(iterations), float(error), STATUSES[code], method, None,
                     ConstrainedExtras(stored, planar=chain.dim == 2))
 
@@ -153,13 +162,17 @@ def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_it
     limit (each iteration ends with a backward stage that enforces them). Status ``unreachable``
     when the target is farther than the chain's length and it stopped progressing, ``stalled``
     when it stopped short otherwise (the limits may make a target within reach unreachable).
+    A solve that ends short of the target searches on with limited CCD sweeps and restarts
+    (``extras["polish_sweeps"]``, ``extras["restarts"]``), so that a target the limits keep out
+    of reach ends near the closest pose they allow.
     """
     limits, frame = prepare(chain)
     oriented = rotation is not None
-    result = fabrik_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
-                                rotation if oriented else _IDENTITY, oriented, chain.dim == 2, tol,
-                                options.orientation_tol, max_iter)
-    return build_solution("fabrik-constrained", chain, result, frame, oriented)
+    *result, sweeps, restarts = fabrik_constrained_polished(initial, chain._kernel_lengths, target, root, limits, frame,
+                                                  rotation if oriented else _IDENTITY, oriented, chain.dim == 2,
+                                                  tol, options.orientation_tol, max_iter)
+    return build_solution("fabrik-constrained", chain, result, frame, oriented, {"polish_sweeps": int(sweeps),
+                                                                               "restarts": int(restarts)})
 
 
 add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions(), kernels=(fabrik_constrained,)), limits=True, oriented=True,

@@ -99,8 +99,10 @@ class Method:
         allowed = [f.name for f in dataclasses.fields(defaults) if f.init and not f.name.startswith("_")]
         unknown = sorted(set(given) - set(allowed), key=str)
         if unknown:
-            takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
-            raise ValueError(f"method {self.name!r} for {kind}s {takes}; got {unknown} (unknown options)")
+            names_ = ", ".join(repr(u) for u in unknown)
+            takes = f"it takes {', '.join(allowed)}" if allowed else "it takes no options"
+            raise ValueError(f"method {self.name!r} for {kind}s takes no option{'s' if len(unknown) > 1 else ''} "
+                             f"{names_}; {takes}")
         return replace(defaults, **given)
 
 

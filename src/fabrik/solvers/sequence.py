@@ -26,8 +26,8 @@ from fabrik.solvers.skeleton_fabrik import target_arrays
 
 
 def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,
-                   max_iter: int | None = None, rigid_sub_bases: bool | str = False, swing_limbs: bool = False,
-                   progress: bool = False, **options) -> SequenceSolution:
+                   max_iter: int | None = None, rigid_sub_bases: bool | str | None = None,
+                   swing_limbs: bool | None = None, progress: bool = False, **options) -> SequenceSolution:
     """Solve a take: frame f's targets from ``targets``, started from frame f - 1's answer.
 
     Args:
@@ -43,7 +43,9 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
         tol, max_iter: as for ``fabrik.solve`` (every frame; ``max_iter`` None is the method's
             default cap).
         rigid_sub_bases, swing_limbs: FABRIK's tracking options (``fabrik.solve(skeleton, ...)``);
-            ``swing_limbs`` is also taken by ``fabrik-constrained``. Off by default.
+            ``swing_limbs`` is also taken by ``fabrik-constrained``. None (default): the method's
+            own defaults (FABRIK's ``"auto"`` and True, as for ``fabrik.solve``); a value other
+            than None/False/"none" for a method that does not take the option is a ValueError.
         progress: show a progress bar (tqdm) over the frames.
         **options: the method's own options (e.g. ``damping`` for ``jacobian-dls``; for a
             constrained method ``initial_frames`` for the first frame and ``root_rotation``).
@@ -75,11 +77,13 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     if initial.shape[0] != n:
         raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
     roots = None if root is None else _roots(root, frames)
-    if rigid_mode(rigid_sub_bases):
-        options["rigid_sub_bases"] = rigid_sub_bases
-    if swing_limbs:
-        options["swing_limbs"] = swing_limbs
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+    for name, value, on in (("rigid_sub_bases", rigid_sub_bases, rigid_mode(rigid_sub_bases)),
+                            ("swing_limbs", swing_limbs, swing_limbs)):
+        # given explicitly: passed on where the method takes it (an "on" value also where it
+        # does not, so that the method's error names the option)
+        if value is not None and (on or registry.takes_option(chosen.name, "skeleton", name)):
+            options[name] = value
     announce_compile(*chosen.skeleton.kernels)
     if chosen.sequence is not None:
         opts = chosen.options("skeleton", options)

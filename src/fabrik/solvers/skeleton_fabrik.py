@@ -184,6 +184,15 @@ def _writable(value, dtype, name: str = "input") -> np.ndarray:
     return arr if arr.flags.writeable else arr.copy()
 
 
+#: The defaults of skeleton FABRIK, the same in the library and ``fabrik reconstruct``: sub-bases
+#: held rigid where a BVH joint rotation holds them (``"auto"``), so that every answer can be
+#: written as joint rotations (``rotations_from_positions``, ``save_bvh``), and limbs swung
+#: towards their targets before iterating. ``rigid_sub_bases=False, swing_limbs=False`` is the
+#: paper's algorithm (section 4.1), whose sub-base children move on their own.
+DEFAULT_RIGID_SUB_BASES = "auto"
+DEFAULT_SWING_LIMBS = True
+
+
 @dataclass(frozen=True)
 class TrackingOptions:
     """Options of skeleton FABRIK.
@@ -201,10 +210,14 @@ class TrackingOptions:
     ``swing_limbs``: True to first swing every limb (leg, arm, head; see ``limb_tops``) rigidly
     about its hip or shoulder joint so that it points at its targets, then iterate: a warm start
     for tracking, limbs keeping their shape from the previous frame.
+
+    Defaults (``DEFAULT_RIGID_SUB_BASES``, ``DEFAULT_SWING_LIMBS``): ``"auto"`` and True, as in
+    ``fabrik reconstruct``: every answer can be written as joint rotations. ``False, False`` is
+    the paper's algorithm, whose answers may not be (a sub-base's children moved apart).
     """
 
-    rigid_sub_bases: bool | str = False
-    swing_limbs: bool = False
+    rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES
+    swing_limbs: bool = DEFAULT_SWING_LIMBS
 
     def __post_init__(self):
         mode = rigid_mode(self.rigid_sub_bases)
@@ -297,8 +310,8 @@ def array_inputs(n: int, target_indices, target_positions, initial, root):
 
 
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
-                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = False,
-                          swing_limbs: bool = False) -> Solution:
+                          max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES,
+                          swing_limbs: bool = DEFAULT_SWING_LIMBS) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
     Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
@@ -331,7 +344,8 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
 
 
 def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial, roots=None, tol=_DEFAULT_TOL,
-                            max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = False, swing_limbs: bool = False,
+                            max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES,
+                            swing_limbs: bool = DEFAULT_SWING_LIMBS,
                             progress: Callable[[int], None] | None = None, chunk: int | None = None) -> SequenceSolution:
     """Multi-end-effector FABRIK over F frames of a take, each frame started from the answer of the
     frame before, in one compiled loop.
@@ -408,4 +422,4 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     return SequenceSolution(out, iterations, errors, codes, "fabrik", tuple(skeleton.names[j] for j in idx.tolist()))
 
 
-__all__ = ["solve_fabrik_skeleton", "TrackingOptions", "solve_skeleton_arrays", "solve_skeleton_sequence", "array_inputs", "target_arrays", "prepare", "raise_kernel_error"]
+__all__ = ["solve_fabrik_skeleton", "TrackingOptions", "DEFAULT_RIGID_SUB_BASES", "DEFAULT_SWING_LIMBS", "solve_skeleton_arrays", "solve_skeleton_sequence", "array_inputs", "target_arrays", "prepare", "raise_kernel_error"]

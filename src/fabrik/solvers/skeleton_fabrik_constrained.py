@@ -88,7 +88,8 @@ from fabrik.model.rig import rig
 from fabrik.solvers.fabrik_constrained import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
-from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error
+from fabrik.solvers.skeleton_fabrik import (DEFAULT_SWING_LIMBS, _writable, array_inputs, prepare,
+                                            raise_kernel_error)
 
 METHOD = "fabrik-constrained"
 
@@ -107,9 +108,10 @@ class FrameOptions:
 
 @dataclass(frozen=True, eq=False)
 class LimitedTrackingOptions(FrameOptions):
-    """``FrameOptions`` plus ``swing_limbs`` (as for skeleton FABRIK, ``TrackingOptions``)."""
+    """``FrameOptions`` plus ``swing_limbs`` (as for skeleton FABRIK, ``TrackingOptions``; default
+    True, as there and in ``fabrik reconstruct``)."""
 
-    swing_limbs: bool = False
+    swing_limbs: bool = DEFAULT_SWING_LIMBS
 
     def __post_init__(self):
         if not isinstance(self.swing_limbs, (bool, np.bool_)):
@@ -324,7 +326,7 @@ def solve_fabrik_skeleton_constrained(skeleton, targets, initial, root, tol, max
 
 def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions, initial, initial_frames=None,
                                       root=None, tol=1e-3, max_iter=DEFAULT_MAX_ITER, root_rotation=None,
-                                      swing_limbs: bool = False) -> Solution:
+                                      swing_limbs: bool = DEFAULT_SWING_LIMBS) -> Solution:
     """Constrained skeleton FABRIK on arrays, for per-frame loops (light checks only).
 
     Args as ``fabrik.solvers.skeleton_fabrik.solve_skeleton_arrays``, plus ``initial_frames``
