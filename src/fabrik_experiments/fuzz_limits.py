@@ -61,7 +61,7 @@ def random_limits(rng, planar: bool = False) -> list:
     kind = int(rng.integers(0, 6))
     items = []
     if kind in (1, 4):
-        edges = [MIN_CONE_ANGLE, 1e-2, pi / 2, pi - MIN_CONE_ANGLE, pi - 1e-2]
+        edges = [MIN_CONE_ANGLE, 0.05, pi / 2, pi - MIN_CONE_ANGLE, pi - 0.05]
         items.append(Cone(*[_edge_or_uniform(rng, edges, MIN_CONE_ANGLE, pi - MIN_CONE_ANGLE) for _ in range(4)]))
     if kind in (2, 5):
         if planar:
@@ -155,9 +155,10 @@ def chain_limit_violation(chain: Chain, positions: np.ndarray, frames: np.ndarra
     """Largest violation (radians) of a chain's limits by a solution (positions, its
     ``extras["frames"]`` and ``extras["root_frame"]``); 0 when every limit holds.
 
-    Joint i's limits restrict bone i in the frame of bone i - 1 (the root frame for joint 0); a
-    zero-length bone carries its parent's frame, so a limit on the joint after it is measured in
-    the frame of the last bone with a length (docs/constraints.md, "Edge cases")."""
+    Joint i's limits restrict bone i in the frame of bone i - 1 (the root frame for joint 0). A
+    zero-length bone has no direction of its own: its frame's +Y stands for it, held within its
+    joint's limits, and the next joint's limits are measured in that frame (docs/constraints.md,
+    "Edge cases")."""
     p = np.asarray(positions, dtype=np.float64)
     if p.shape[1] == 2:
         p = np.column_stack([p, np.zeros(len(p))])
@@ -173,15 +174,17 @@ def chain_limit_violation(chain: Chain, positions: np.ndarray, frames: np.ndarra
         if norm > 0.0:
             d = d / norm
             worst = max(worst, math.acos(min(1.0, float(frames[i][:, 1] @ d))))  # frame follows its bone
-            v = P.T @ d
-            for c in items:
-                if isinstance(c, Cone):
-                    worst = max(worst, cone_violation(c, v))
-                elif isinstance(c, Hinge):
-                    a = np.asarray(c.axis)
-                    worst = max(worst, math.asin(min(1.0, abs(float(v @ a)))))
-                    theta = math.atan2(float(np.cross([0.0, 1.0, 0.0], v) @ a), float(v[1]))
-                    worst = max(worst, twist_excess(theta, c.min, c.max))  # an angle: -pi is pi
+        else:
+            d = frames[i][:, 1]  # a zero-length bone: its frame's +Y is its direction
+        v = P.T @ d
+        for c in items:
+            if isinstance(c, Cone):
+                worst = max(worst, cone_violation(c, v))
+            elif isinstance(c, Hinge):
+                a = np.asarray(c.axis)
+                worst = max(worst, math.asin(min(1.0, abs(float(v @ a)))))
+                theta = math.atan2(float(np.cross([0.0, 1.0, 0.0], v) @ a), float(v[1]))
+                worst = max(worst, twist_excess(theta, c.min, c.max))  # an angle: -pi is pi
         if chain.dim == 2:
             continue  # a 2D chain has no twist (its frames keep +Z out of the plane)
         _, twist = swing_twist(P, frames[i])

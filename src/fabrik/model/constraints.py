@@ -41,10 +41,11 @@ from fabrik.model.limit_layout import (COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST,
 
 #: |cot(angle)|^2 below this is treated as exactly 0 (an angle within ~1e-7 rad of pi/2)
 _FLAT = 1e-14
-#: the narrowest cone angle taken (radians), and pi minus it the widest: cot(1e-300)^2 overflows,
-#: and on cones with quadrants of 1e-6 beside pi - 1e-6 rad the fuzzing run of issue 31 found
-#: the limits missed by up to 5e-3 rad (benchmarks/fuzz_limits.py; docs/constraints.md)
-MIN_CONE_ANGLE = 1e-3
+#: the narrowest cone angle taken (radians, 0.57 degrees), and pi minus it the widest: cot(1e-300)^2
+#: overflows, and the fuzzing run of issue 31 (benchmarks/fuzz_limits.py) found cones missed by up
+#: to 5e-3 rad with quadrants of 1e-6 beside pi - 1e-6 rad and by up to 7e-5 rad at 1e-3, none
+#: at 0.01 (docs/constraints.md, "Edge cases")
+MIN_CONE_ANGLE = 1e-2
 #: the non-zero bone lengths of a model with joint limits span at most this many decades
 #: (``check_limited_scale``)
 MAX_SCALE_DECADES = 6.0
@@ -68,7 +69,7 @@ def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=
 class Cone:
     """A ball-and-socket limit: the irregular cone of the paper (section 4.3, Figs. 3-6).
 
-    Attributes (radians, each in [``MIN_CONE_ANGLE``, pi - ``MIN_CONE_ANGLE``], 1e-3 from 0 and
+    Attributes (radians, each in [``MIN_CONE_ANGLE``, pi - ``MIN_CONE_ANGLE``], 0.01 from 0 and
     pi): ``up``, ``down``, ``left``, ``right``: the largest angle between the parent bone
     direction (+Y of the parent frame) and the bone, towards the parent frame's +Z, -Z, -X and +X
     axes respectively.
@@ -176,7 +177,7 @@ class Twist:
     The twist is measured against the parent frame carried onto the bone by the smallest rotation;
     both bounds in [-pi, pi], min <= max. Twists are angles, read modulo 2 pi: ``Twist(-pi, pi)``
     leaves the twist free, ``Twist(pi, pi)`` and ``Twist(-pi, -pi)`` both hold it at the half turn,
-    and a range touching +-pi continues across it (``twist_excess``).
+    and a range touching pi also holds -pi, the same angle (``twist_excess``).
     """
 
     min: float
