@@ -164,3 +164,18 @@ def test_every_bad_number_is_a_bvherror_naming_its_line(where, bad):
         loads_bvh(text)
     except BVHError as exc:
         assert exc.line == line, (bad, line, str(exc))
+
+
+def test_a_planar_chain_folded_by_a_half_turn_is_not_mirrored():
+    """Found by the fuzzing run (seed 31, case 4791): on a 2D chain a hinge at pi on a zero-length
+    bone turned the frame by a half turn about +X, flipping +Z, and CCD then mirrored the rest of
+    the chain within its plane, breaking the next hinge by 1.04 rad."""
+    pts = np.array([[48.35236042, -12.64791217], [47.9851152, -13.31068828], [-81.77676106, 0.38270551],
+                    [-81.77676106, 0.38270551], [-82.24841572, 0.71732351], [-82.24841572, 0.71732351]])
+    chain = fabrik.Chain.from_positions(pts).with_constraints({
+        0: Twist(0.0, math.pi),
+        1: [Hinge((0, 0, 1), -2.9176481968727486, 0.0), Twist(-math.pi, 0.0)],
+        2: Hinge((0, 0, 1), math.pi, math.pi),
+        3: Hinge((0, 0, -1), 2.4970060181290616, 2.6230388415154477),
+        4: [Hinge((0, 0, -1), -math.pi, -2.6995201806170517), Twist(-math.pi, 0.0)]})
+    _check_chain(chain, [168.80039244, 40.4555612])
