@@ -23,8 +23,10 @@ from fabrik.kernels.vec import TINY, chain_scale
 
 
 @njit(cache=True, error_model="numpy")
-def _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d):
-    """Re-place the chain from the root with every limit enforced (used once on the start pose)."""
+def _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d, planar):
+    """Re-place the chain from the root with every limit enforced (used once on the start pose);
+    a planar chain's frames are kept on the plane as they are made, since the next joint's limit
+    is read in them."""
     n = p.shape[0]
     for k in range(3):
         p[0, k] = root[k]
@@ -37,6 +39,8 @@ def _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, activ
         psi, act_t = limit_twist(limits[i], twist_between(G, frames[i]))
         transport(G, P, d[0], d[1], d[2])
         twist_about_y(frames[i], G, psi)
+        if planar:
+            planarise(frames[i])
         active[i] = 1 if act + act_t > 0 else 0
         for k in range(3):
             p[i + 1, k] = p[i, k] + lengths[i] * d[k]
@@ -83,7 +87,7 @@ def ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, t
 
     _, scale = chain_scale(lengths)
     bends = 0
-    _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d)
+    _apply_limits_everywhere(p, frames, lengths, limits, root, root_frame, active, G, d, planar)
     if planar:
         # snap the start frames onto the plane as every iteration does (a transported start frame
         # can come out with +Z flipped)
@@ -139,6 +143,10 @@ def ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, t
             transport(G, P, d[0], d[1], d[2])
             psi, act_t = limit_twist(limits[j], twist_between(G, tmp))
             twist_about_y(Fnew, G, psi)
+            if planar:
+                # a half turn (a hinge at +-pi) is transported about +X, which flips +Z: the turn
+                # Q below would then mirror the rest of a planar chain within its plane
+                planarise(Fnew)
             active[j] = 1 if act + act_t > 0 else 0
             # Q = Fnew @ frames[j]^T turns the whole sub-chain about joint j
             for r in range(3):

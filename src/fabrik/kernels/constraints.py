@@ -137,12 +137,41 @@ def cone_slack(x, y, z, s_r, s_l, s_u, s_d):
     return y * abs(y) - sx * x * x - sz * z * z
 
 
+#: a projected direction more than this (radians) outside the cone is put on its boundary along
+#: its meridian (``nearest_in_cone``)
+_MERIDIAN_SLACK = 1e-12
+
+
 @njit(cache=True, error_model="numpy")
 def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
     """The allowed direction nearest to unit (x, y, z) (parent-frame coordinates) for a cone given
-    by its signed squared cotangents. Returns (x, y, z, moved)."""
+    by its signed squared cotangents. Returns (x, y, z, moved).
+
+    The nearest point is searched on the boundary conics (``_nearest_in_cone_search``). On cones
+    whose quadrants differ by many orders of magnitude (an angle of 1e-6 rad beside one of
+    pi - 1e-6) that search can land a little outside; the point is then moved along its meridian
+    (same azimuth about +Y) onto the boundary, where the allowed polar angle is known in closed
+    form, so the result is always inside to rounding."""
     if cone_slack(x, y, z, s_r, s_l, s_u, s_d) >= 0.0:
         return x, y, z, False
+    rx, ry, rz, moved = _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d)
+    rho2 = rx * rx + rz * rz
+    if rho2 <= 0.0:
+        return rx, ry, rz, moved
+    sx = s_r if rx >= 0.0 else s_l
+    sz = s_u if rz >= 0.0 else s_d
+    s = (sx * rx * rx + sz * rz * rz) / rho2
+    limit = np.arctan2(1.0, np.copysign(np.sqrt(abs(s)), s))
+    rho = np.sqrt(rho2)
+    if np.arctan2(rho, ry) <= limit + _MERIDIAN_SLACK:
+        return rx, ry, rz, moved
+    sl = np.sin(limit)
+    return sl * rx / rho, np.cos(limit), sl * rz / rho, True
+
+
+@njit(cache=True, error_model="numpy")
+def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
+    """``nearest_in_cone``'s search for an (x, y, z) outside the cone."""
     ay = abs(y)
     if ay < _RIM:
         ay = _RIM

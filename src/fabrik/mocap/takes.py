@@ -167,7 +167,8 @@ class Take:
         rotations: (F, n, 3, 3) recorded world rotation matrices of every joint
             (``Motion.world_transforms``; they act on column vectors).
         body: the skeleton the solvers get, m joints: the file's joint ``joints[0]`` and every
-            joint below it, its offsets the recorded translations of the first frame.
+            joint below it, its offsets the recorded translations (the file's OFFSETs where the
+            position channels agree with them; ``prepare_take``).
         joints: (m,) int64 the file's indices of ``body``'s joints, in order (its root first);
             ``arange(n)`` when the solvers get every joint.
         notes: how the file was set up for the solvers (empty when nothing changed).
@@ -268,7 +269,12 @@ def _solving_skeleton(skeleton: Skeleton, motion: Motion, first: np.ndarray):
     # branches, such as an Unreal rig's IK bones) keep their recorded motion
     inside = _subtree(parents, top)
     joints = np.flatnonzero(inside).astype(np.int64)
-    offsets = local[0, joints].copy()
+    # constant translations (within ``tol``) are fixed bones: the file's OFFSET where every frame
+    # agrees with it (an exporter's float32 wobble around the OFFSET, a zero-length bone printed as
+    # a few units of the last decimal), else their mean over the frames
+    offsets = local[:, joints].mean(axis=0)
+    at_offset = np.abs(local[:, joints] - skeleton.offsets[joints]).max(axis=(0, 2)) <= tol
+    offsets[at_offset] = skeleton.offsets[joints[at_offset]]
     offsets[0] = skeleton.offsets[0] if top == 0 else first[top]
     notes = []
     if top:
@@ -278,8 +284,7 @@ def _solving_skeleton(skeleton: Skeleton, motion: Motion, first: np.ndarray):
                      f"{', ...' if len(outside) > 5 else ''}) keep their recorded motion")
     if top == 0 and np.array_equal(offsets, skeleton.offsets):
         return skeleton, joints, ()
-    changed = [skeleton.names[j] for j in joints[1:] if not np.allclose(local[0, j], skeleton.offsets[j],
-                                                                         rtol=0.0, atol=tol)]
+    changed = [skeleton.names[j] for j, same in zip(joints[1:], at_offset[1:]) if not same]
     if changed:
         notes.append(f"bones from the position channels, not the OFFSETs, of {len(changed)} joint(s) "
                      f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''})")
@@ -297,7 +302,11 @@ def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
     solvers must keep are the recorded translations, not the OFFSETs:
 
     * translations that stay constant (within ``CONSTANT_TRANSLATION`` of the body's size;
-      6-channel joints written by many exporters) become the solvers' offsets;
+      6-channel joints written by many exporters, such as Blender, whose float32 translations
+      printed with 6 decimals wobble a bone by about 1e-6 of its length) are fixed bones: the
+      file's OFFSET when every frame is within that tolerance of it (so the recorded offsets'
+      directions and lengths are kept, and a zero-length bone stays zero), else their mean over
+      the frames;
     * translations that change over the frames change bone lengths, which no fixed-length solver
       can follow. When such joints lie above the whole body, on the chain from the root whose
       joints carry no other branch except ones starting at the joint itself (a static

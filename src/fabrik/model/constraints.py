@@ -41,6 +41,14 @@ from fabrik.model.limit_layout import (COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST,
 
 #: |cot(angle)|^2 below this is treated as exactly 0 (an angle within ~1e-7 rad of pi/2)
 _FLAT = 1e-14
+#: the narrowest cone angle taken (radians, 0.57 degrees), and pi minus it the widest: cot(1e-300)^2
+#: overflows, and the fuzzing run of issue 31 (benchmarks/fuzz_limits.py) found cones missed by up
+#: to 5e-3 rad with quadrants of 1e-6 beside pi - 1e-6 rad and by up to 7e-5 rad at 1e-3, none
+#: at 0.01 (docs/constraints.md, "Edge cases")
+MIN_CONE_ANGLE = 1e-2
+#: the non-zero bone lengths of a model with joint limits span at most this many decades
+#: (``check_limited_scale``)
+MAX_SCALE_DECADES = 6.0
 
 
 def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=False, open_hi=False) -> float:
@@ -61,9 +69,10 @@ def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=
 class Cone:
     """A ball-and-socket limit: the irregular cone of the paper (section 4.3, Figs. 3-6).
 
-    Attributes (radians, each in (0, pi)): ``up``, ``down``, ``left``, ``right``: the largest angle
-    between the parent bone direction (+Y of the parent frame) and the bone, towards the parent
-    frame's +Z, -Z, -X and +X axes respectively.
+    Attributes (radians, each in [``MIN_CONE_ANGLE``, pi - ``MIN_CONE_ANGLE``], 0.01 from 0 and
+    pi): ``up``, ``down``, ``left``, ``right``: the largest angle between the parent bone
+    direction (+Y of the parent frame) and the bone, towards the parent frame's +Z, -Z, -X and +X
+    axes respectively.
     """
 
     up: float
@@ -73,8 +82,12 @@ class Cone:
 
     def __post_init__(self):
         for name in ("up", "down", "left", "right"):
-            object.__setattr__(self, name, _angle(getattr(self, name), "Cone", name, 0.0, math.pi,
-                                                  open_lo=True, open_hi=True))
+            v = _angle(getattr(self, name), "Cone", name, 0.0, math.pi, open_lo=True, open_hi=True)
+            if not MIN_CONE_ANGLE <= v <= math.pi - MIN_CONE_ANGLE:
+                raise ValueError(f"Cone.{name} must be in [{MIN_CONE_ANGLE:g}, pi - {MIN_CONE_ANGLE:g}] radians, got "
+                                 f"{v!r}: a narrower cone cannot be told from a fixed bone in float64 (use a Hinge "
+                                 "with min == max to hold a bone at one angle)")
+            object.__setattr__(self, name, v)
 
     @classmethod
     def circular(cls, angle: float) -> "Cone":
@@ -162,7 +175,9 @@ class Twist:
     """An orientational limit (Algorithm 2): the bone's twist about itself in [min, max] radians.
 
     The twist is measured against the parent frame carried onto the bone by the smallest rotation;
-    both bounds in [-pi, pi], min <= max.
+    both bounds in [-pi, pi], min <= max. Twists are angles, read modulo 2 pi: ``Twist(-pi, pi)``
+    leaves the twist free, ``Twist(pi, pi)`` and ``Twist(-pi, -pi)`` both hold it at the half turn,
+    and a range touching pi also holds -pi, the same angle (``twist_excess``).
     """
 
     min: float
@@ -186,6 +201,18 @@ CONSTRAINT_TYPES = (Cone, Hinge, Twist)
 
 
 # --- measuring (pure numpy; used by tests and reports, independent of the kernels) --------------
+def twist_excess(twist, lo: float, hi: float):
+    """How far (radians, >= 0) the angle ``twist`` (a number or an array) lies outside [lo, hi],
+    read modulo 2 pi (so -pi is inside ``Twist(pi, pi)``); 0 inside. A range of 2 pi or more
+    holds every angle."""
+    width = hi - lo
+    if width >= 2.0 * math.pi:
+        return np.zeros_like(np.asarray(twist, dtype=np.float64)) + 0.0
+    t = np.mod(np.asarray(twist, dtype=np.float64) - lo, 2.0 * math.pi)
+    out = np.where(t <= width, 0.0, np.minimum(t - width, 2.0 * math.pi - t))
+    return float(out) if out.ndim == 0 else out
+
+
 def cone_violation(cone: Cone, direction) -> float:
     """How far (radians) a direction (3,) in the parent frame is outside ``cone``; <= 0 inside.
 
@@ -395,7 +422,31 @@ def normalise_chain_constraints(chain, mapping: Mapping[Any, Any]) -> dict[int, 
             _check_planar(items, f"constraints[{idx}]")
         if items:
             out[idx] = items
+    if out:
+        check_limited_scale(chain.bone_lengths, lambda i: f"bone {i} (joint {i} -> {i + 1})")
     return out
+
+
+def check_limited_scale(lengths, name_of) -> None:
+    """ValueError unless the non-zero ``lengths`` of a model with joint limits span at most
+    ``MAX_SCALE_DECADES`` decades (``name_of(i)`` names bone i in the message).
+
+    A bone's direction is read from its end points, whose rounding is about 1e-16 of the model's
+    size, so a short bone beside a long one turns by its rounding
+    alone; the fuzzing run (benchmarks/fuzz_limits.py) found limits missed by up to 1.7 rad and
+    singular Jacobians at 9 decades, none at 6. Zero-length bones are allowed."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    nonzero = np.flatnonzero(lengths > 0.0)
+    if nonzero.size < 2:
+        return
+    longest = nonzero[np.argmax(lengths[nonzero])]
+    shortest = nonzero[np.argmin(lengths[nonzero])]
+    if lengths[shortest] < lengths[longest] * 10.0 ** -MAX_SCALE_DECADES:
+        raise ValueError(
+            f"joint limits need bone lengths within {MAX_SCALE_DECADES:g} decades of each other: {name_of(shortest)} "
+            f"is {lengths[shortest]:.3g} long and {name_of(longest)} {lengths[longest]:.3g} "
+            f"({math.log10(lengths[longest] / lengths[shortest]):.1f} decades); make the short bone zero-length or "
+            "longer (docs/constraints.md, 'Edge cases')")
 
 
 def _check_planar(items, where: str) -> None:
@@ -435,6 +486,8 @@ def normalise_skeleton_constraints(skeleton, mapping: Mapping[Any, Any]) -> dict
         items = _as_tuple(value, f"constraints[{skeleton.names[idx]!r}]")
         if items:
             out[idx] = items
+    if out:
+        check_limited_scale(skeleton.bone_lengths, lambda i: f"the bone of {skeleton.names[i]!r}")
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -90,6 +91,10 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         solver = chosen.chain
         opts = chosen.options("chain", options) if options else solver.defaults
         cap = solver.max_iter if max_iter is None else max_iter
+        if cap > registry.SLICE_ITERATIONS:
+            sol = _in_slices(lambda start, rest, o: solver.solve(model, to3d_point(target), rotation, start, root, tol,
+                                                                 rest, o), solver, initial, cap, opts)
+            return sol if dim == 3 else sol._replace(positions=from3d(sol.positions, 2))
         if dim == 3:
             return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
         sol = solver.solve(model, to3d_point(target), rotation, initial, root, tol, cap, opts)
@@ -106,8 +111,11 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         if solver not in _CHECKED:
             _first_use(solver)
         opts = chosen.options("skeleton", options)
-        return solver.solve(model, targets, initial, root, tol, solver.max_iter if max_iter is None else max_iter,
-                            opts)
+        cap = solver.max_iter if max_iter is None else max_iter
+        if cap > registry.SLICE_ITERATIONS:
+            return _in_slices(lambda start, rest, o: solver.solve(model, targets, start, root, tol, rest, o), solver,
+                              initial, cap, opts)
+        return solver.solve(model, targets, initial, root, tol, cap, opts)
     from fabrik.model.arm import Arm
 
     if isinstance(model, Arm):
@@ -141,7 +149,28 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
     if solver not in _CHECKED:
         _first_use(solver)
     opts = chosen.options("arm", options)
-    return solver.solve(arm, target, rotation, initial, tol, solver.max_iter if max_iter is None else max_iter, opts)
+    cap = solver.max_iter if max_iter is None else min(max_iter, solver.max_iter_ceiling)
+    return solver.solve(arm, target, rotation, initial, tol, cap, opts)
+
+
+def _in_slices(run, solver, initial, cap: int, opts) -> Solution:
+    """A solve of up to ``min(cap, solver.max_iter_ceiling)`` iterations as kernel calls of at
+    most ``registry.SLICE_ITERATIONS`` each: ``run(start pose, iterations, options)`` solves one
+    slice; the next starts from its positions (and, where the method takes them, its joint frames)
+    while the last ended ``max_iterations``. The kernels cannot see Ctrl-C; Python raises a pending
+    KeyboardInterrupt as soon as a slice returns, so a long solve stops within one slice. The
+    answer counts every slice's iterations."""
+    left = min(cap, solver.max_iter_ceiling)
+    done = 0
+    while True:
+        sol = run(initial, min(left, registry.SLICE_ITERATIONS), opts)
+        done += sol.iterations
+        left -= sol.iterations
+        if sol.status != "max_iterations" or left <= 0 or sol.iterations == 0:
+            return sol._replace(iterations=done)
+        initial = sol.positions
+        if "frames" in sol.extras and hasattr(opts, "initial_frames"):
+            opts = dataclasses.replace(opts, initial_frames=np.array(sol.extras["frames"]))
 
 
 #: The solvers already checked for a first compile in this process.

@@ -42,6 +42,12 @@ DEFAULT_METHOD = "fabrik"
 DEFAULT_MAX_ITER = 1000
 #: The cap of the Jacobian methods, which take many small steps.
 JACOBIAN_MAX_ITER = 10000
+#: A method's ceiling on ``max_iter`` is this many times its default cap (``Solver.max_iter_ceiling``).
+MAX_ITER_CEILING_FACTOR = 1000
+#: A chain or skeleton solve asked for more iterations than this runs its kernel in slices of this
+#: many, each warm-started from the last; a pending KeyboardInterrupt (Ctrl-C) is raised between
+#: slices. No default cap reaches it, so the usual solve is one kernel call.
+SLICE_ITERATIONS = 10000
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,13 @@ class Solver:
     defaults: Any = NoOptions()
     max_iter: int = DEFAULT_MAX_ITER
     kernels: tuple = ()
+
+    @property
+    def max_iter_ceiling(self) -> int:
+        """The most iterations one solve runs, whatever ``max_iter`` asks for:
+        ``MAX_ITER_CEILING_FACTOR`` times the default cap (1,000,000 for FABRIK and CCD,
+        10,000,000 for the Jacobian methods). Larger ``max_iter`` values are clamped to it."""
+        return MAX_ITER_CEILING_FACTOR * self.max_iter
 
 
 @dataclass(frozen=True)
@@ -202,4 +215,5 @@ def max_iter_or_default(method: Method, kind: str, max_iter: int | None) -> int:
 
 
 __all__ = ["Method", "Solver", "NoOptions", "METHODS", "add", "get", "names", "route", "max_iter_or_default",
+           "MAX_ITER_CEILING_FACTOR", "SLICE_ITERATIONS",
            "DEFAULT_MAX_ITER", "JACOBIAN_MAX_ITER", "KINDS", "limited_variant", "unlimited_variant", "takes_option"]

@@ -83,7 +83,7 @@ from fabrik._validation import check_max_iter, check_tol
 
 from fabrik.kernels.fabrik_tree import fabrik_tree
 from fabrik.kernels.tree_limits import frames_from_pose as _frames_from_pose_kernel
-from fabrik.model.constraints import Cone, Hinge, Twist, as_rotation_matrix
+from fabrik.model.constraints import Cone, Hinge, Twist, as_rotation_matrix, twist_excess
 from fabrik.model.rig import rig
 from fabrik.solvers.fabrik_constrained import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
@@ -255,10 +255,10 @@ def limit_violations(skeleton, positions, frames) -> np.ndarray:
                 a = np.asarray(item.axis)
                 off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
                 theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
-                worst = np.maximum.reduce([worst, off_plane, item.min - theta, theta - item.max])
+                worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
             elif isinstance(item, Twist):
                 has_twist = True
-                worst = np.maximum.reduce([worst, item.min - twist, twist - item.max])
+                worst = np.maximum(worst, twist_excess(twist, item.min, item.max))
         if not has_twist and any(isinstance(item, Hinge) for item in items):
             worst = np.maximum(worst, np.abs(twist))
         out[..., j] = np.maximum(out[..., j], worst)
