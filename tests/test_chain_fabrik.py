@@ -189,6 +189,15 @@ def test_compiled_iterations_match_algorithm_1(case, iterations):
     reference, largest_lam = algorithm1_iterations(chain.rest_positions, chain.bone_lengths, target,
                                                    chain.rest_positions[0], iterations)
     assume(np.isfinite(reference).all() and largest_lam <= 5.0)
+    # nor may the iterations pass through it: an L-shaped chain whose target lies on its first
+    # bone's line is laid on that line by Algorithm 1, where the kernel's singularity rule bends it
+    for k in range(1, iterations):
+        pose, _ = algorithm1_iterations(chain.rest_positions, chain.bone_lengths, target, chain.rest_positions[0], k)
+        ends = pose[-1] - pose[0]
+        if np.linalg.norm(ends) > 1e-9 * chain.total_length:
+            axis = ends / np.linalg.norm(ends)
+            rel = np.vstack([pose, np.atleast_2d(target)]) - pose[0]
+            assume(np.linalg.norm(rel - np.outer(rel @ axis, axis), axis=1).max() > 1e-6 * chain.total_length)
     np.testing.assert_allclose(sol.positions, reference, rtol=0, atol=1e-7 * chain.total_length)
 
 
