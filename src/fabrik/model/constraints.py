@@ -327,9 +327,7 @@ _EYE3 = np.eye(3)
 
 def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
     """A (3, 3) float64 rotation matrix from a scipy Rotation, an (x, y, z, w) quaternion or a matrix."""
-    from scipy.spatial.transform import Rotation
-
-    if type(value) is np.ndarray and value.shape == (3, 3) and value.dtype == np.float64:
+    if type(value) is np.ndarray and value.shape == (3, 3) and value.dtype.char == "d":
         # the common case, cheaply: a float64 matrix that is a rotation to rounding
         (a, b, c), (d, e, f), (g, h, i) = value.tolist()
         det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
@@ -337,6 +335,8 @@ def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
                   abs(a * d + b * e + c * f), abs(a * g + b * h + c * i), abs(d * g + e * h + f * i))
         if off <= 1e-12 and det > 0.0:
             return np.array(value, order="C")
+    from scipy.spatial.transform import Rotation
+
     if isinstance(value, Rotation):
         if not value.single:
             raise ValueError(f"{name} must be a single rotation, got a stack of {len(value)}")

@@ -144,11 +144,13 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
             raise ValueError(f"initial must be one pose of joint angles, shape ({arm.n_joints},), got {initial.shape}")
         if not initial.flags.writeable:
             initial = initial.copy()
-    chosen = registry.route(method, "arm")
+    chosen = _ARM_ROUTES.get(method)
+    if chosen is None:
+        chosen = _ARM_ROUTES[method] = registry.route(method, "arm")
     solver = chosen.arm
     if solver not in _CHECKED:
         _first_use(solver)
-    opts = chosen.options("arm", options)
+    opts = chosen.options("arm", options) if options else solver.defaults
     cap = solver.max_iter if max_iter is None else min(max_iter, solver.max_iter_ceiling)
     return solver.solve(arm, target, rotation, initial, tol, cap, opts)
 
@@ -178,6 +180,8 @@ _CHECKED: set = set()
 #: (method name, limited, oriented) -> the chain method ``registry.route`` chose: the hot path of
 #: tracking loops looks it up instead of routing again.
 _CHAIN_ROUTES: dict = {}
+#: method name -> the arm method ``registry.route`` chose (the same, for arms)
+_ARM_ROUTES: dict = {}
 
 
 def _first_use(solver) -> None:
