@@ -46,6 +46,12 @@ def as_points(value, name: str, *, dim: int | None = None, min_count: int = 1) -
         raise ValueError(f"{name} must be {dim}D to match the model, got {arr.shape[1]}D points")
     if arr.shape[0] < min_count:
         raise ValueError(f"{name} needs at least {min_count} points, got {arr.shape[0]}")
+    return check_coordinates(arr, name)
+
+
+def check_coordinates(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` itself when every value is finite and below ``MAX_COORDINATE`` in size; else a
+    ValueError naming ``name`` and the first bad index or the largest coordinate."""
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains a non-finite value (NaN or inf) at index {tuple(int(i) for i in bad)}")

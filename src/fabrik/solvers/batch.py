@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import MAX_COORDINATE, check_max_iter, check_tol, real_numbers
+from fabrik._validation import check_coordinates, check_max_iter, check_tol, real_numbers
 from fabrik.model.chain import Chain
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL
@@ -245,14 +245,7 @@ def _with_threads(threads, kernel):
 
 
 def _finite(value, name: str) -> np.ndarray:
-    arr = real_numbers(value, name)
-    if not np.isfinite(arr).all():
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"{name} contains a non-finite value (NaN or inf) at index {tuple(int(i) for i in bad)}")
-    if arr.size and np.abs(arr).max() >= MAX_COORDINATE:
-        raise ValueError(f"{name} has a coordinate of size {np.abs(arr).max():g}; coordinates must stay below "
-                         f"{MAX_COORDINATE:g}")
-    return arr
+    return check_coordinates(real_numbers(value, name), name)
 
 
 def _lift(arr: np.ndarray, name: str, ndim: int, dim: int) -> np.ndarray:
