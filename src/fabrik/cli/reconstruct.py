@@ -81,7 +81,6 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from fabrik.solvers import methods, registry
     from fabrik_experiments.reconstruction import DEFAULT_METHODS, reconstruct_file
-    from fabrik_experiments.reconstruction_report import pool_reports
 
     available = methods("skeleton")
     if args.methods is not None:
@@ -126,54 +125,44 @@ def run(args: argparse.Namespace) -> int:
                                                 out_method=args.out_method))
 
     def one(path, out):
-        report, _, _ = reconstruct_file(path, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
-                                        max_iter=args.max_iter, out=out, progress=show_progress(),
-                                        constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
-                                        swing_limbs=not args.no_limb_swing, method_options=options,
-                                        out_method=args.out_method)
-        print(report.table())
-        if out:
-            print(f"wrote {out} ({report.out_method} reconstruction)")
-        return report
+        return reconstruct_file(path, effectors=effectors, methods=chosen, frames=args.frames, tol=args.tol,
+                                max_iter=args.max_iter, out=out, progress=show_progress(),
+                                constraints=args.constraints, rigid_sub_bases=args.rigid_sub_bases,
+                                swing_limbs=not args.no_limb_swing, method_options=options,
+                                out_method=args.out_method)[0]
 
-    if not several:
-        report = one(args.files[0], args.out)
-        if args.json:
-            print(f"wrote {write_json(args.json, report.to_json())}")
-        return 0
-    reports, skipped = [], []
-    for path, out in zip(args.files, outs):
-        try:
-            reports.append(one(path, out))
-        except (ValueError, OSError) as exc:  # one bad take does not lose the others
-            skipped.append({"source": str(path), "error": str(exc)})
-            print(f"fabrik reconstruct: skipped {path}: {exc}", file=sys.stderr)
-        print()
-    if not reports:
-        raise ValueError("no take could be reconstructed: "
-                         + "; ".join(f"{s['source']}: {s['error']}" for s in skipped))
-    pooled = pool_reports(reports)
-    print(pooled.table())
-    if skipped:
-        print(f"skipped {len(skipped)} of {len(args.files)} takes: {', '.join(s['source'] for s in skipped)}")
-    if args.json:
-        payload = {"experiment": "table2-reconstruction", "takes": [r.to_json() for r in reports],
-                   "pooled": pooled.to_json(), "skipped": skipped}
-        print(f"wrote {write_json(args.json, payload)}")
-    return 1 if skipped else 0
+    if not several:  # one take: its errors are the command's
+        return _report(args, [(args.files[0], args.out, one(args.files[0], args.out), None)], {})
+
+    def serial():
+        for path, out in zip(args.files, outs):
+            try:
+                yield path, out, one(path, out), None
+            except (ValueError, OSError) as exc:  # one bad take does not lose the others
+                yield path, out, None, str(exc)
+
+    return _report(args, serial(), {})
 
 
 def _run_on_cluster(args, outs, kwargs) -> int:
-    """The takes on Dask (``fabrik_experiments.reconstruction.reconstruct_takes``): each take's
-    table in the order given, then the pooled one, as the serial run prints them; a take that
-    fails is skipped with its reason (exit code 1)."""
+    """The takes on Dask (``fabrik_experiments.reconstruction.reconstruct_takes``), reported as the
+    serial run reports them; a take that fails is skipped with its reason (exit code 1)."""
     from fabrik_experiments.reconstruction import reconstruct_takes
-    from fabrik_experiments.reconstruction_report import pool_reports
 
     results = reconstruct_takes(args.files, outs=outs, workers=args.workers, scheduler=args.scheduler,
                                 progress=show_progress(), **kwargs)
+    outcomes = [(path, out, report, reason) for path, out, (report, reason) in zip(args.files, outs, results)]
+    return _report(args, outcomes, {"workers": args.workers, "scheduler": args.scheduler})
+
+
+def _report(args, outcomes, extra_json: dict) -> int:
+    """Print each take's table as its outcome ``(path, out, report or None, reason)`` arrives, then,
+    for several takes, the pooled table and the skipped takes; write ``--json`` (with
+    ``extra_json`` for several takes). Returns the exit code: 1 when a take was skipped."""
+    from fabrik_experiments.reconstruction_report import pool_reports
+
     reports, skipped = [], []
-    for path, out, (report, reason) in zip(args.files, outs, results):
+    for path, out, report, reason in outcomes:
         if report is None:
             skipped.append({"source": str(path), "error": reason})
             print(f"fabrik reconstruct: skipped {path}: {reason}", file=sys.stderr)
@@ -182,7 +171,8 @@ def _run_on_cluster(args, outs, kwargs) -> int:
         print(report.table())
         if out:
             print(f"wrote {out} ({report.out_method} reconstruction)")
-        print()
+        if len(args.files) > 1:
+            print()
     if not reports:
         raise ValueError("no take could be reconstructed: "
                          + "; ".join(f"{s['source']}: {s['error']}" for s in skipped))
@@ -196,8 +186,7 @@ def _run_on_cluster(args, outs, kwargs) -> int:
         print(f"skipped {len(skipped)} of {len(args.files)} takes: {', '.join(s['source'] for s in skipped)}")
     if args.json:
         payload = {"experiment": "table2-reconstruction", "takes": [r.to_json() for r in reports],
-                   "pooled": pooled.to_json(), "skipped": skipped, "workers": args.workers,
-                   "scheduler": args.scheduler}
+                   "pooled": pooled.to_json(), "skipped": skipped, **extra_json}
         print(f"wrote {write_json(args.json, payload)}")
     return 1 if skipped else 0
 
