@@ -105,6 +105,16 @@ def test_ftl_reports_length_drift():
     assert lengths_of(far.positions).sum() >= 20.0 - 1e-9
 
 
+@pytest.mark.parametrize("far", [1e20, 1e67])
+def test_ftl_length_drift_is_measured_at_far_targets(far):
+    # the fuzzing run's case: a target 1e67 away; the report must equal the pose's own drift
+    chain = bent_chain(3)
+    sol = solve(chain, [far, far / 10, 0.0], method="ftl")
+    measured = np.max(np.abs(lengths_of(sol.positions) - chain.bone_lengths) / chain.bone_lengths)
+    assert np.isfinite(sol.positions).all()
+    assert sol.extras["max_length_drift"] == pytest.approx(measured, rel=1e-9)
+
+
 def test_ftl_target_at_full_reach_is_reached():
     # a target at full reach sits a rounding error beyond it in about one direction in ten;
     # FTL pins the effector on it, so "unreachable" with error 0 contradicted itself
