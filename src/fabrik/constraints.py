@@ -14,7 +14,8 @@ i relative to the bone arriving at it. Angles are radians; conventions in docs/c
 
 from __future__ import annotations
 
-from fabrik.model.constraints import Cone, Hinge, Twist, load_constraints, save_constraints
+from fabrik.io.limits_file import load_constraints, save_constraints
+from fabrik.model.constraints import Cone, Hinge, Twist
 from fabrik.model.humanoid_limits import humanoid
 from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
 

@@ -28,7 +28,7 @@ from fabrik.constraints import Cone, Hinge, Twist
 from fabrik.model.chain import Chain
 from fabrik.model.constraints import MIN_CONE_ANGLE, cone_violation, random_pose, swing_twist, twist_excess
 from fabrik.model.skeleton import Skeleton
-from fabrik.solvers import methods, solve
+from fabrik.solvers import methods, registry, solve
 from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
 
 #: bone lengths of a case span at most this many decades: the whole supported range
@@ -43,12 +43,12 @@ LENGTH_TOL = 1e-9
 
 def chain_methods() -> list[str]:
     """Every registered chain method with joint limits."""
-    return [m for m in methods("chain") if m.endswith("-constrained")]
+    return [m for m in methods("chain") if registry.get(m).limits]
 
 
 def skeleton_methods() -> list[str]:
     """Every registered skeleton method with joint limits."""
-    return [m for m in methods("skeleton") if m.endswith("-constrained")]
+    return [m for m in methods("skeleton") if registry.get(m).limits]
 
 
 def _edge_or_uniform(rng, edges, lo, hi) -> float:

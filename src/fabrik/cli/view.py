@@ -67,7 +67,7 @@ def build_scene_args(args: argparse.Namespace):
         options["snake"] = args.snake
     elif args.scene == "constraints":
         if args.constraints:
-            from fabrik.model.constraints import load_constraints
+            from fabrik.io.limits_file import load_constraints
             from fabrik.viz.viewer.chain import demo_limited_chain
 
             base = demo_limited_chain()

@@ -359,7 +359,7 @@ def resolve_constraints(skeleton: Skeleton, spec, *, pose=None) -> tuple[dict, l
     Raises:
         ValueError: a missing or malformed file, a spec of another type, unknown joints.
     """
-    from fabrik.model.constraints import load_constraints
+    from fabrik.io.limits_file import load_constraints
     from fabrik.model.humanoid_limits import humanoid
 
     if isinstance(spec, str) and spec == "humanoid":
