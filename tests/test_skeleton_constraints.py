@@ -356,7 +356,7 @@ needs_mocap = pytest.mark.skipif(not (MOCAP / "cmu_131_01.bvh").is_file(),
 def test_reconstruct_cli_with_humanoid_and_json_limits(tmp_path, capsys):
     from fabrik.cli import main
     from fabrik.io.bvh import load_bvh
-    from fabrik.model.constraints import save_constraints
+    from fabrik.io.limits_file import save_constraints
     from fabrik.model.humanoid_limits import humanoid as humanoid_limits
 
     src = MOCAP / "cmu_131_01.bvh"

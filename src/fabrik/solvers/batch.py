@@ -121,7 +121,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         raise ValueError(f"solve_batch supports methods {', '.join(BATCH_METHODS)} (FABRIK on a chain, with joint "
                          f"limits and oriented targets through fabrik-constrained), got {method!r}; use fabrik.solve "
                          "target by target for the others")
-    constrained = chosen.name == "fabrik-constrained"
+    constrained = chosen.limits
     opts = chosen.options("chain", options)
     if constrained and (backend != "numba" or layout != "lockstep" or lanes is not None):
         raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend, layout and "

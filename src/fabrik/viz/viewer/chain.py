@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from fabrik.solvers import registry
 from fabrik.viz.viewer.body import Body
 from fabrik.viz.viewer.server import (ACTIVE, BACKWARD, FORWARD, LIMIT, ROOT, TARGET, Player, chain_parents,
                                       finite_point, fmt_time, matrix_to_wxyz, safe, to3)
@@ -173,8 +174,8 @@ class ChainScene:
         model = self._model()
         method = self.method
         if model is not self.chain:  # limits off: the same method without them
-            unlimited = method.removesuffix("-constrained")
-            method = unlimited if unlimited in fabrik.methods("chain") else "fabrik"
+            unlimited = registry.unlimited_variant(method)
+            method = unlimited if registry.get(unlimited).chain is not None else registry.DEFAULT_METHOD
         start = self.positions
         root = None
         if self.snake and not self.limited:
