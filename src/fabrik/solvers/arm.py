@@ -167,10 +167,11 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
     announce_compile(srs_solve)
     axes, origins, tip = arm._kernel
     oriented = rotation is not None
-    q, positions, frames, it, err, oerr, code = srs_solve(
+    q, positions, frames = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
+    it, err, oerr, code = srs_solve(
         axes, origins, tip, arm._kernel_lower, arm._kernel_upper, shape.wrist_in_tip, shape.gaps, target,
         rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol, max_iter,
-        shape.reach)
+        shape.reach, q, positions, frames)
     return arm_solution("fabrik", q, positions, frames, it, err, oerr, code, oriented)
 
 
