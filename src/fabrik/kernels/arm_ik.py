@@ -42,9 +42,11 @@ FLAT = 1e-9
 BENT = 1e-3
 
 
-# Allocation: a solve allocates one scratch array (``_Work``); 3-vectors are tuples (registers),
-# 3 x 3 matrices are written into views of that array. The arithmetic is the same, operation for
-# operation, as the array expressions it replaced (the answers are bit for bit the same).
+# Allocation: a solve allocates two scratch arrays (``srs_solve``); 3-vectors are tuples (kept in
+# registers), 3 x 3 matrices are written into views of the scratch. The arithmetic is the same,
+# operation for operation, as the array expressions this replaced (the answers are bit for bit the
+# same). The caller passes the arrays the answer goes into: a numba function that returns arrays
+# unpickles the array type once per returned array on every call.
 
 
 @njit(cache=True, inline="always")
@@ -403,46 +405,57 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
         pts[2, c] = pts[1, c] + l2 * f[c]
 
 
-#: Scratch layout of one solve (``_Work``): 3 x 3 matrices, then flat float64 slots.
+#: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-5 the hand's
+#: turn (position targets), 6-23 ``_angles``.
 _N_MATS = 24
-_FLAT = 7 + 7 + 7 + 6 + 3 + 12 + 3 + 24 + 72
+#: Where each part of an arm lies in ``srs_pack``'s array (start, size).
+_ORIGINS, _TIP, _AXES, _LOWER, _UPPER, _WRIST, _GAPS, _SCALE = 0, 112, 128, 149, 156, 163, 166, 168
+PACK_SIZE = 169
+
+
+def srs_pack(axes, origins, tip, lower, upper, wrist_in_tip, gaps, scale):
+    """What ``srs_solve`` reads of an arm, in one float64 array (one argument instead of eight:
+    numba unboxes each array argument of a call on its own): ``axes`` (7, 3), ``origins``
+    (7, 4, 4), ``tip`` (4, 4), ``lower``, ``upper`` (7,), ``wrist_in_tip`` (3,), ``gaps`` (2,)
+    and ``scale``, the arm's reach."""
+    pack = np.empty(PACK_SIZE)
+    pack[_ORIGINS:_TIP] = np.asarray(origins, dtype=np.float64).reshape(-1)
+    pack[_TIP:_AXES] = np.asarray(tip, dtype=np.float64).reshape(-1)
+    pack[_AXES:_LOWER] = np.asarray(axes, dtype=np.float64).reshape(-1)
+    pack[_LOWER:_UPPER] = lower
+    pack[_UPPER:_WRIST] = upper
+    pack[_WRIST:_GAPS] = wrist_in_tip
+    pack[_GAPS:_SCALE] = gaps
+    pack[_SCALE] = scale
+    return pack
 
 
 @njit(cache=True, inline="always")
-def _work():
-    """The one scratch array of a solve: ``_N_MATS`` 3 x 3 matrices and ``_FLAT`` more values."""
-    return np.empty(_N_MATS * 9 + _FLAT)
-
-
-@njit(cache=True, inline="always")
-def _mats(work):
-    return work[:_N_MATS * 9].reshape((_N_MATS, 3, 3))
-
-
-@njit(cache=True, inline="always")
-def _slot(work, start, size):
-    """``size`` flat values after the matrices, from ``start``."""
-    o = _N_MATS * 9 + start
-    return work[o:o + size]
+def _unpack(pack):
+    """Views of ``srs_pack``'s array: (axes, origins, tip, lower, upper, wrist_in_tip, gaps)."""
+    return (pack[_AXES:_LOWER].reshape((7, 3)), pack[_ORIGINS:_TIP].reshape((7, 4, 4)),
+            pack[_TIP:_AXES].reshape((4, 4)), pack[_LOWER:_UPPER], pack[_UPPER:_WRIST], pack[_WRIST:_GAPS],
+            pack[_GAPS:_SCALE])
 
 
 @njit(cache=True)
-def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, target_R, oriented, q_prev, tol, otol,
-              max_iter, scale, q, positions, frames, plane_rule=0):
+def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames, plane_rule=0):
     """Solve a 7-joint S-R-S arm for a tip target (module docstring).
 
-    ``wrist_in_tip`` (3,): the wrist centre in tip coordinates; ``gaps`` (2,): the range of the
-    shoulder-wrist distance the elbow's limits allow (``fabrik.solvers.arm``); ``target_R`` (3, 3)
-    is read when ``oriented``; ``q_prev`` (7,) the start (never written); ``tol`` (model units),
-    ``otol`` (radians); ``scale`` the arm's reach. Writes the answer to ``q`` (7,), ``positions``
-    (8, 3) and ``frames`` (8, 3, 3) (``fabrik.kernels.arm.forward_arm`` of q; none of them
-    ``q_prev``) and returns (iterations, position error, orientation error (radians; 0 for a
-    position target), status). Allocates one scratch array."""
+    ``pack``: the arm (``srs_pack``), with ``wrist_in_tip`` (3,) the wrist centre in tip
+    coordinates and ``gaps`` (2,) the range of the shoulder-wrist distance the elbow's limits
+    allow (``fabrik.solvers.arm``); ``target_R`` (3, 3) is read when ``oriented``; ``q_prev`` (7,)
+    the start (never written); ``tol`` (model units), ``otol`` (radians). Writes the answer to
+    ``q`` (7,), ``positions`` (8, 3) and ``frames`` (8, 3, 3) (``fabrik.kernels.arm.forward_arm``
+    of q; none of them ``q_prev``) and returns (iterations, position error, orientation error
+    (radians; 0 for a position target), status). Allocates two scratch arrays."""
     m = 7
-    work = _work()
-    mats = _mats(work)
+    axes, origins, tip, lower, upper, wrist_in_tip, gaps = _unpack(pack)
+    scale = pack[_SCALE]
+    mats = np.empty((_N_MATS, 3, 3))
+    vecs = np.empty((4, 7))
     rot, turn = mats[0], mats[1]
-    trans = _slot(work, 27, 3)
+    trans = vecs[3, 0:3]
     _forward_into(axes, origins, tip, q_prev, positions, frames, rot, turn, trans)
     S = _vec(positions[0])
     E0 = _vec(positions[3])
@@ -463,14 +476,13 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
     hinge_prev = _mv3(frames[3], axes[3])
     if oriented:
         goal = _add(target_p, _mv3(target_R, wrist_in_tip))
-        sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, _slot(work, 0, 7),
-                            _slot(work, 43, 24).reshape((8, 3)), _slot(work, 67, 72).reshape((8, 3, 3)), rot, turn,
-                            trans)
+        # the wrist's second axis (joint 6) as the hand will hold it (its previous angle to the
+        # hand kept), read before _flex_sense takes positions and frames for scratch
+        a5 = _mv3(target_R, _mtv3(frames[m], _mv3(frames[5], axes[5])))
+        sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
         E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, sense)
         if plane_rule == 1:
-            # the study's hinge plane: through S and W, across the wrist's second axis (joint 6)
-            # as the hand now holds it (its previous angle to the hand kept)
-            a5 = _mv3(target_R, _mtv3(frames[m], _mv3(frames[5], axes[5])))
+            # the study's hinge plane: through S and W, across a5
             u = _sub(W, S)
             n = _cross(a5, u)
             nn = np.sqrt(_dot(n, n))
@@ -487,13 +499,14 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
         it = 1
         R_tip = target_R
     else:
-        pts = _slot(work, 31, 12).reshape((4, 3))
+        # the chain S-E-W-T in the rows 0-3 of positions (scratch until the answer's pose)
+        pts = positions[0:4]
         for c in range(3):
             pts[0, c] = S[c]
             pts[1, c] = E0[c]
             pts[2, c] = W0[c]
             pts[3, c] = T0[c]
-        lengths = _slot(work, 0, 3)
+        lengths = vecs[3, 3:6]
         lengths[0], lengths[1], lengths[2] = l1, l2, l3
         it, _ = _fabrik_points(pts, lengths, target_p, tol, max_iter, gap_lo, gap_hi)
         E = _vec(pts[1])
@@ -505,7 +518,7 @@ def srs_solve(axes, origins, tip, lower, upper, wrist_in_tip, gaps, target_p, ta
         R_tip = mats[5]
         _mm_to(mats[2], frames[m], R_tip)
 
-    _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, work)
+    _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, mats, vecs)
     _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
     d = _sub(positions[m], target_p)
     err = np.sqrt(_dot(d, d))
@@ -618,23 +631,22 @@ def _turn_onto(a, b, R, V, VV):
 
 
 @njit(cache=True)
-def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, work):
+def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, mats, vecs):
     """The seven angles (written to ``q``) that put the elbow on E, the wrist centre on W and the
     tip frame at ``R_tip`` (module docstring, step 3). ``hinge_prev``: the elbow axis in world
     coordinates before the solve (the hinge plane of a straight arm); ``up`` the upper arm in the
     shoulder's last moving frame, ``t4`` the forearm in the elbow's moving frame, ``a3`` the elbow
-    axis in the shoulder's last moving frame (points and vectors as 3-tuples). ``work``: the
-    solve's scratch (``_work``); this uses its matrices 6 and up and its flat slots 0-26."""
-    mats = _mats(work)
+    axis in the shoulder's last moving frame (points and vectors as 3-tuples). Scratch: the
+    3 x 3 matrices 6-23 of ``mats`` and the rows 0-1 of ``vecs`` (2+, 7)."""
     O0, O1, O2, O3 = origins[0, :3, :3], origins[1, :3, :3], origins[2, :3, :3], origins[3, :3, :3]
     O4, O5, O6 = origins[4, :3, :3], origins[5, :3, :3], origins[6, :3, :3]
     R2, s1, s2, B, X, M, R3, Rz = mats[6], mats[7], mats[8], mats[9], mats[10], mats[11], mats[12], mats[13]
     R3z, F4, X1, X2, r0, r1, r01, rest = (mats[14], mats[15], mats[16], mats[17], mats[18], mats[19], mats[20],
                                           mats[21])
     B2 = mats[22]
-    sols = _slot(work, 21, 6).reshape((2, 3))
-    best = _slot(work, 7, 7)
-    trial = _slot(work, 14, 7)
+    sols = mats[23, 0:2]
+    best = vecs[0]
+    trial = vecs[1]
     arm = _sub(E, S)
     fore = _sub(W, E)
     n = _cross(arm, fore)
@@ -693,13 +705,13 @@ def srs_angles(axes, origins, tip, lower, upper, E, W, R_tip, q_prev, scale):
     frame at ``R_tip`` (the shoulder is fixed), nearest ``q_prev`` (step 3 of the module
     docstring, for a pose known in full, e.g. a recording). E and W must lie at the upper arm's
     and the forearm's lengths; an elbow outside its range is clipped into it."""
-    work = _work()
-    mats = _mats(work)
-    positions = _slot(work, 43, 24).reshape((8, 3))
-    frames = _slot(work, 67, 72).reshape((8, 3, 3))
-    _forward_into(axes, origins, tip, q_prev, positions, frames, mats[0], mats[1], _slot(work, 27, 3))
+    mats = np.empty((_N_MATS, 3, 3))
+    vecs = np.empty((4, 7))
+    positions = np.empty((8, 3))
+    frames = np.empty((8, 3, 3))
+    _forward_into(axes, origins, tip, q_prev, positions, frames, mats[0], mats[1], vecs[3, 0:3])
     q = q_prev.copy()
     _angles(axes, origins, tip, lower, upper, q_prev, _vec(positions[0]), _vec(E), _vec(W), R_tip,
             _mv3(frames[3], axes[3]), (origins[3, 0, 3], origins[3, 1, 3], origins[3, 2, 3]),
-            (origins[4, 0, 3], origins[4, 1, 3], origins[4, 2, 3]), _mv3(origins[3], axes[3]), scale, q, work)
+            (origins[4, 0, 3], origins[4, 1, 3], origins[4, 2, 3]), _mv3(origins[3], axes[3]), scale, q, mats, vecs)
     return q
