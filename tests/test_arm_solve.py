@@ -119,3 +119,77 @@ def test_bad_inputs_are_named(arm):
         fabrik.solve(six, [10.0, 0.0, 0.0], time_budget=0.0)
     with pytest.raises(ValueError, match="unknown method"):
         fabrik.solve(arm, [10.0, 0.0, 0.0], method="triangulation")
+
+
+def test_the_kernel_pack_holds_the_arm(arm):
+    from fabrik.kernels.arm_ik import _unpack
+    from fabrik.solvers.arm import srs_shape
+
+    shape = srs_shape(arm)
+    axes, origins, tip, lower, upper, wrist_in_tip, gaps = _unpack(shape.pack)
+    for got, want in ((axes, arm.axes), (origins, arm.origins), (tip, arm.tip), (lower, arm.lower),
+                      (upper, arm.upper), (wrist_in_tip, shape.wrist_in_tip), (gaps, shape.gaps)):
+        np.testing.assert_array_equal(got, want)
+    assert shape.pack[-1] == arm.reach
+
+
+@pytest.mark.parametrize("oriented", [True, False])
+def test_each_answer_is_new_arrays_and_the_inputs_stay_as_they_were(arm, oriented):
+    qs = arm.random_angles(np.random.default_rng(11), 3)
+    positions, frames = fabrik.forward(arm, qs)
+    kept = [a.copy() for a in (positions, frames, qs)]
+    solutions = []
+    for k in range(2):
+        target = (positions[k, -1], frames[k, -1]) if oriented else positions[k, -1]
+        solutions.append(fabrik.solve(arm, target, initial=qs[2]))
+    first_pose = [solutions[0].joint_angles.copy(), solutions[0].positions.copy(), solutions[0].extras["frames"].copy()]
+    solutions.append(fabrik.solve(arm, (positions[2, -1], frames[2, -1]) if oriented else positions[2, -1]))
+    for a, b in zip(kept, (positions, frames, qs)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(first_pose[0], solutions[0].joint_angles)
+    np.testing.assert_array_equal(first_pose[1], solutions[0].positions)
+    np.testing.assert_array_equal(first_pose[2], solutions[0].extras["frames"])
+    one, two = solutions[0], solutions[1]
+    for a, b in ((one.joint_angles, two.joint_angles), (one.positions, two.positions),
+                 (one.extras["frames"], two.extras["frames"])):
+        assert not np.shares_memory(a, b)
+    assert not np.shares_memory(solutions[2].joint_angles, arm.lower)
+
+
+def test_every_spelling_of_a_pose_target_gives_the_same_angles(arm):
+    q = arm.random_angles(np.random.default_rng(5))
+    positions, frames = fabrik.forward(arm, q)
+    p, R = positions[-1], frames[-1]
+    base = fabrik.solve(arm, (p, R))
+    for target in ((list(p), R), (tuple(p), R.tolist()), (p, Rotation.from_matrix(R)),
+                   (p, Rotation.from_matrix(R).as_quat()), (p.astype(np.float32), np.asfortranarray(R))):
+        sol = fabrik.solve(arm, target)
+        np.testing.assert_allclose(sol.joint_angles, base.joint_angles, atol=1e-6, rtol=0)
+        assert sol.status == base.status
+    assert "orientation_error" in base.extras and "orientation_error" not in fabrik.solve(arm, p).extras
+
+
+def test_the_hinge_plane_rule_gives_a_consistent_pose(arm):
+    """``srs_solve``'s plane_rule=1 (the study's hinge plane across the wrist's second axis): a pose
+    of the arm within its limits whose reported positions, frames and errors are its own."""
+    from fabrik.kernels.arm_ik import srs_solve
+    from fabrik.solvers.arm import srs_shape
+
+    shape = srs_shape(arm)
+    qs = arm.random_angles(np.random.default_rng(3), 20)
+    positions, frames = fabrik.forward(arm, qs)
+    for k in range(1, 20):
+        q, pos, fr = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
+        start = qs[k - 1].copy()
+        it, err, oerr, code = srs_solve(shape.pack, positions[k, -1], frames[k, -1], True, start, 1e-3, 1e-3, 500,
+                                        q, pos, fr, 1)
+        np.testing.assert_array_equal(start, qs[k - 1])
+        again, again_frames = fabrik.forward(arm, q)
+        np.testing.assert_allclose(again, pos, atol=1e-9 * arm.reach, rtol=0)
+        np.testing.assert_allclose(again_frames, fr, atol=1e-9, rtol=0)
+        assert arm.within_limits(q)
+        assert err == pytest.approx(float(np.linalg.norm(pos[-1] - positions[k, -1])), abs=1e-12)
+        rel = fr[-1].T @ frames[k, -1]
+        assert oerr == pytest.approx(math.acos(min(1.0, max(-1.0, (np.trace(rel) - 1.0) / 2.0))), abs=1e-7)
+        assert it == 1
+        assert (fabrik.STATUSES[code] == "reached") == (err <= 1e-3 and oerr <= 1e-3)

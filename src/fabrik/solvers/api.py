@@ -9,7 +9,10 @@ import numpy as np
 
 from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.vec import bounded
+from fabrik.model.arm import Arm, check_angles
 from fabrik.model.chain import Chain
+from fabrik.model.constraints import as_rotation_matrix
+from fabrik.model.skeleton import Skeleton
 from fabrik.solvers._embed import from3d, to3d_point, to3d_points
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.solvers import registry
@@ -99,8 +102,6 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
         sol = solver.solve(model, to3d_point(target), rotation, initial, root, tol, cap, opts)
         return sol._replace(positions=from3d(sol.positions, 2))
-    from fabrik.model.skeleton import Skeleton
-
     if isinstance(model, Skeleton):
         if target is not None:
             raise ValueError("a skeleton takes `targets={joint_name: xyz}`, not `target`")
@@ -116,8 +117,6 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             return _in_slices(lambda start, rest, o: solver.solve(model, targets, start, root, tol, rest, o), solver,
                               initial, cap, opts)
         return solver.solve(model, targets, initial, root, tol, cap, opts)
-    from fabrik.model.arm import Arm
-
     if isinstance(model, Arm):
         return _solve_arm(model, target, targets, method, initial, root, tol, max_iter, options)
     raise ValueError(f"model must be a fabrik.Chain, fabrik.Skeleton or fabrik.Arm, got {type(model).__name__}")
@@ -125,8 +124,6 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
 
 def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, options) -> Solution:
     """``solve`` for an ``Arm``: a tip target (xyz or (xyz, rotation)), joint angles in and out."""
-    from fabrik.model.arm import check_angles
-
     if targets is not None:
         raise ValueError("an arm takes one `target` (the tip's xyz, or (xyz, rotation)); `targets` is for skeletons")
     if target is None:
@@ -134,7 +131,8 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
     if root is not None:
         raise ValueError("an arm's base is fixed; root is not used (express the target in the base frame)")
     rotation = None
-    if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
+    if (type(target) is tuple and len(target) == 2
+            and (type(target[0]) is np.ndarray and target[0].ndim == 1 or np.ndim(target[0]) == 1)):
         rotation = _target_rotation(target[1], 3)
         target = target[0]
     target = as_point(target, "target", 3)
@@ -192,8 +190,6 @@ def _first_use(solver) -> None:
 def _target_rotation(rotation, dim: int) -> np.ndarray:
     """An oriented target's rotation as a (3, 3) matrix (ValueError for None or a non-rotation; a
     2D chain's must turn about z only)."""
-    from fabrik.model.constraints import as_rotation_matrix
-
     if rotation is None:
         raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
                          "for a position target")

@@ -32,7 +32,7 @@ import numpy as np
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.kernels.arm_fabrik import fabrik_arm
-from fabrik.kernels.arm_ik import sp1, srs_angles, srs_solve
+from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
 from fabrik.kernels.arm_methods import ccd_arm, dls_arm
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
@@ -128,6 +128,10 @@ class ArmShape:
                 gaps.append(gap)
         self.gaps = np.array([min(gaps) * (1.0 - 1e-12), max(gaps) * (1.0 + 1e-12)])
         self.reach = float(arm.reach)
+        #: the arm as ``srs_solve`` reads it
+        self.pack = srs_pack(axes, origins, tip, arm._kernel_lower, arm._kernel_upper, self.wrist_in_tip, self.gaps,
+                             self.reach)
+        self.rest = arm_shape_rest(arm)
 
 
 def arm_shape(arm) -> ArmShape:
@@ -150,28 +154,40 @@ def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
 
 def srs_shape(arm) -> ArmShape | None:
     """The arm's ``ArmShape`` when it has the shape of ``fabrik.models.dhm_arm``, else None (cached)."""
-    def build():
-        try:
-            return ArmShape(arm)
-        except ValueError:
-            return False  # cached() rebuilds on None
-    return cached(arm, "srs_shape", build) or None
+    return cached(arm, "srs_shape", lambda: _srs_build(arm)) or None
+
+
+def _srs_build(arm):
+    try:
+        return ArmShape(arm)
+    except ValueError:
+        return False  # cached() rebuilds on None
+
+
+#: Whether ``solve_fabrik_arm`` has looked for ``srs_solve``'s compiled code (``announce_compile``).
+_srs_announced = False
 
 
 def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """FABRIK on an arm: the DHM study's method on a 7-joint S-R-S arm (module docstring), FABRIK on
     link frames with restarts on any other (``solve_revolute_arm``); ``initial`` (m,) checked angles."""
-    shape = srs_shape(arm)
+    global _srs_announced
+    shape = arm.__dict__.get("_fabrik_srs_shape")  # srs_shape's cache, read without a call: the hot path
     if shape is None:
+        shape = srs_shape(arm) or False
+    if shape is False:
         return solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, "fabrik")
-    announce_compile(srs_solve)
-    axes, origins, tip = arm._kernel
+    if not _srs_announced:
+        announce_compile(srs_solve)
+        _srs_announced = True
     oriented = rotation is not None
-    q, positions, frames, it, err, oerr, code = srs_solve(
-        axes, origins, tip, arm._kernel_lower, arm._kernel_upper, shape.wrist_in_tip, shape.gaps, target,
-        rotation if oriented else _IDENTITY, oriented, _start(arm, initial), tol, options.orientation_tol, max_iter,
-        shape.reach)
-    return arm_solution("fabrik", q, positions, frames, it, err, oerr, code, oriented)
+    q, positions, frames = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
+    it, err, oerr, code = srs_solve(shape.pack, target, rotation if oriented else _IDENTITY, oriented,
+                                    shape.rest if initial is None else initial, tol, options.orientation_tol,
+                                    max_iter, q, positions, frames)
+    # the Solution built as plain_solution builds one (the kernel returns Python int and float)
+    extras = MappingProxyType({"frames": frames, "orientation_error": oerr} if oriented else {"frames": frames})
+    return _new_tuple(Solution, (positions, it, err, STATUSES[code], "fabrik", None, extras, q))
 
 
 #: Iterations without progress that end an attempt while restarts remain (the last attempt gets
@@ -266,6 +282,7 @@ def _random_ranges(arm):
 
 
 _IDENTITY = np.eye(3)
+_new_tuple = tuple.__new__
 
 
 def arm_solution(method, q, positions, frames, iterations, error, orientation_error, code, oriented) -> Solution:
