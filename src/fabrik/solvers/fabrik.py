@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fabrik.kernels.fabrik_chain import fabrik_chain
+import numpy as np
+
+from fabrik.kernels import fabrik_chain_entry as entry
+from fabrik.kernels.fabrik_chain_entry import fabrik_chain_checked
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution, plain_solution
 
@@ -12,10 +15,23 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
 
     One iteration is one forward and one backward stage. A target beyond the chain's total length
     is answered in one pass (the chain stretched straight at it, status ``unreachable``).
+
+    The kernel is ``fabrik.kernels.fabrik_chain_entry.fabrik_chain_checked``, compiled for
+    writable C-contiguous float64 arrays only: a read-only array (a target that ``as_point``
+    passed through as it was) is copied first.
     """
-    positions, iterations, error, code = fabrik_chain(initial, chain._kernel_lengths, target, root, tol, max_iter)
+    kernel = entry.prepare()
+    positions = np.empty((initial.shape[0], 3))
+    try:
+        iterations, error, code = kernel(positions, initial, chain._kernel_lengths, target, root, tol, max_iter)
+    except TypeError:
+        initial, target, root = (np.array(a, dtype=np.float64, order="C") for a in (initial, target, root))
+        iterations, error, code = kernel(positions, initial, chain._kernel_lengths, target, root, tol, max_iter)
+    if code < 0:  # the arguments come checked (fabrik.solve); a direct caller gets told which one is off
+        name = {entry.CHECK_TARGET: "target", entry.CHECK_INITIAL: "initial", entry.CHECK_ROOT: "root"}[code]
+        raise ValueError(f"{name} has the wrong shape, or a coordinate that is not finite or too large")
     return plain_solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
-add("fabrik", "chain", Solver(solve_fabrik_chain, kernels=(fabrik_chain,)), limited="fabrik-constrained",
+add("fabrik", "chain", Solver(solve_fabrik_chain, kernels=(fabrik_chain_checked,)), limited="fabrik-constrained",
     summary="FABRIK (Aristidou & Lasenby 2011): forward and backward reaching on points")
