@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fabrik.kernels import fabrik_chain_entry as entry
+from fabrik.kernels.fabrik_chain import fabrik_chain
 from fabrik.kernels.fabrik_chain_entry import fabrik_chain_checked
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution, plain_solution
@@ -18,7 +19,7 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
 
     The kernel is ``fabrik.kernels.fabrik_chain_entry.fabrik_chain_checked``, compiled for
     writable C-contiguous float64 arrays only: a read-only array (a target that ``as_point``
-    passed through as it was) is copied first.
+    passed through as it was) is copied first. The arguments come checked (``fabrik.solve``).
     """
     kernel = entry.prepare()
     positions = np.empty((initial.shape[0], 3))
@@ -27,9 +28,10 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
     except TypeError:
         initial, target, root = (np.array(a, dtype=np.float64, order="C") for a in (initial, target, root))
         iterations, error, code = kernel(positions, initial, chain._kernel_lengths, target, root, tol, max_iter)
-    if code < 0:  # the arguments come checked (fabrik.solve); a direct caller gets told which one is off
-        name = {entry.CHECK_TARGET: "target", entry.CHECK_INITIAL: "initial", entry.CHECK_ROOT: "root"}[code]
-        raise ValueError(f"{name} has the wrong shape, or a coordinate that is not finite or too large")
+    if code < 0:
+        # checked by fabrik.solve, but beyond the entry's own bound (a target or root between
+        # CHECK_BELOW and MAX_COORDINATE from the origin): the kernel without the checks
+        positions, iterations, error, code = fabrik_chain(initial, chain._kernel_lengths, target, root, tol, max_iter)
     return plain_solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
