@@ -16,7 +16,7 @@ from fabrik.model.skeleton import Skeleton
 from fabrik.solvers._embed import from3d, to3d_point, to3d_points
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.solvers import registry
-from fabrik.solvers.result import STATUSES, Solution
+from fabrik.solvers.result import _EMPTY, STATUSES, Solution
 
 DEFAULT_TOL = 1e-3
 _F64 = np.dtype(np.float64)
@@ -56,6 +56,23 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         ValueError: bad shapes, non-finite numbers, negative ``tol`` or ``max_iter``, unknown
             method or joint names.
     """
+    if (type(model) is Chain and type(target) is _NDARRAY and method == "fabrik" and root is None and max_iter is None
+            and targets is None and not options and type(tol) is float and 0.0 <= tol < _INF and model._dim == 3
+            and not model.constraints and (initial is None or type(initial) is _NDARRAY)):
+        # The hot path of tracking loops: plain FABRIK on a 3D chain, arrays given. The compiled
+        # entry checks the target and the start pose itself and answers a negative code for any
+        # it does not take; the checks below then name the problem (or solve on the checked path).
+        fast = _FAST if _FAST is not None else _fast_route()
+        if fast is not _NO_FAST:
+            positions = _empty(model._kernel_rest.shape)
+            try:
+                iterations, error, code = fast(positions, model._kernel_rest if initial is None else initial,
+                                               model._kernel_lengths, target, _NO_ROOT, tol, _FAST_CAP)
+            except TypeError:  # another dtype, a read-only or non-contiguous array: checked below
+                code = -1
+            if code >= 0:
+                return _new_tuple(Solution, (positions, iterations, error, STATUSES[code], "fabrik", None, _EMPTY,
+                                             None))
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str; fabrik.methods() lists them), got {method!r}")
     if type(tol) is not float or not 0.0 <= tol < math.inf:
@@ -95,8 +112,7 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         opts = chosen.options("chain", options) if options else solver.defaults
         cap = solver.max_iter if max_iter is None else max_iter
         if cap > registry.SLICE_ITERATIONS:
-            sol = _in_slices(lambda start, rest, o: solver.solve(model, to3d_point(target), rotation, start, root, tol,
-                                                                 rest, o), solver, initial, cap, opts)
+            sol = _chain_in_slices(solver, model, to3d_point(target), rotation, initial, root, tol, cap, opts)
             return sol if dim == 3 else sol._replace(positions=from3d(sol.positions, 2))
         if dim == 3:
             return solver.solve(model, target, rotation, initial, root, tol, cap, opts)
@@ -114,8 +130,7 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         opts = chosen.options("skeleton", options)
         cap = solver.max_iter if max_iter is None else max_iter
         if cap > registry.SLICE_ITERATIONS:
-            return _in_slices(lambda start, rest, o: solver.solve(model, targets, start, root, tol, rest, o), solver,
-                              initial, cap, opts)
+            return _skeleton_in_slices(solver, model, targets, initial, root, tol, cap, opts)
         return solver.solve(model, targets, initial, root, tol, cap, opts)
     if isinstance(model, Arm):
         return _solve_arm(model, target, targets, method, initial, root, tol, max_iter, options)
@@ -153,6 +168,18 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
     return solver.solve(arm, target, rotation, initial, tol, cap, opts)
 
 
+# (The slicing closures live in these helpers rather than in ``solve``: a variable a nested function
+# reads becomes a cell, made on every call of the function that holds it, slices or not.)
+def _chain_in_slices(solver, model, target, rotation, initial, root, tol, cap, opts) -> Solution:
+    return _in_slices(lambda start, rest, o: solver.solve(model, target, rotation, start, root, tol, rest, o), solver,
+                      initial, cap, opts)
+
+
+def _skeleton_in_slices(solver, model, targets, initial, root, tol, cap, opts) -> Solution:
+    return _in_slices(lambda start, rest, o: solver.solve(model, targets, start, root, tol, rest, o), solver, initial,
+                      cap, opts)
+
+
 def _in_slices(run, solver, initial, cap: int, opts) -> Solution:
     """A solve of up to ``min(cap, solver.max_iter_ceiling)`` iterations as kernel calls of at
     most ``registry.SLICE_ITERATIONS`` each: ``run(start pose, iterations, options)`` solves one
@@ -171,6 +198,38 @@ def _in_slices(run, solver, initial, cap: int, opts) -> Solution:
         initial = sol.positions
         if "frames" in sol.extras and hasattr(opts, "initial_frames"):
             opts = dataclasses.replace(opts, initial_frames=np.array(sol.extras["frames"]))
+
+
+_NDARRAY = np.ndarray
+_INF = math.inf
+_empty = np.empty
+_new_tuple = tuple.__new__
+_NO_FAST = object()
+_NO_ROOT = np.empty(0)  # the entry's "root stays at initial[0]" (fabrik_chain_entry.NO_ROOT)
+#: The compiled entry of the hot path (``fabrik.kernels.fabrik_chain_entry``) once ``_fast_route``
+#: found it, or ``_NO_FAST`` when the route of ``"fabrik"`` on a chain is not plain chain FABRIK.
+_FAST = None
+_FAST_CAP = registry.DEFAULT_MAX_ITER
+
+
+def _fast_route():
+    """Route ``"fabrik"`` on an unconstrained chain once (as ``solve`` does, first-compile notice
+    included) and, when it is plain chain FABRIK, prepare its compiled entry for the hot path."""
+    global _FAST, _FAST_CAP
+    from fabrik.solvers.fabrik import solve_fabrik_chain
+
+    key = ("fabrik", False, False)
+    chosen = _CHAIN_ROUTES.get(key)
+    if chosen is None:
+        chosen = _CHAIN_ROUTES[key] = registry.route("fabrik", "chain")
+        _first_use(chosen.chain)
+    if chosen.chain.solve is solve_fabrik_chain:
+        from fabrik.kernels.fabrik_chain_entry import prepare
+
+        _FAST, _FAST_CAP = prepare(), chosen.chain.max_iter
+    else:
+        _FAST = _NO_FAST
+    return _FAST
 
 
 #: The solvers already checked for a first compile in this process.
