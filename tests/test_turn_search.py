@@ -129,3 +129,27 @@ def test_the_cmu_turn_is_tracked_under_the_humanoid_limits():
     assert rec.method == "fabrik-constrained"
     assert rec.solution.reached.mean() >= 0.99
     assert limit_violations(rec.body, rec.solution.positions, rec.frames).max() < 1e-9
+
+
+@pytest.mark.skipif(not (MOCAP / "cmu_131_01.bvh").is_file(), reason=f"motion-capture files not found in {MOCAP}")
+def test_the_frames_a_held_pelvis_missed_are_reachable_within_the_limits():
+    # the recorded pose of cmu_131_01's frames 328-378 (where tracking with the pelvis held from
+    # the first frame stalled) is made legal by the solver's first backward stage and reaches
+    # every target: the misses were the tracker's, not the limits'
+    from fabrik.mocap import prepare_take, resolve_constraints
+    from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
+
+    skeleton, motion = fabrik.load_bvh(MOCAP / "cmu_131_01.bvh")
+    take = prepare_take(skeleton, motion.frames(328, 379, 1))
+    body = take.body
+    limits, _ = resolve_constraints(body, "humanoid", pose=take.body_positions[0])
+    limited = body.with_constraints(limits)
+    positions = take.body_positions
+    frames = frames_from_world_rotations(body, take.rotations[:, take.joints])
+    idx = np.array(default_effectors(body), dtype=np.int64)
+    tol = 1e-3 * body.height()
+    for f in range(positions.shape[0]):
+        sol = solve_skeleton_constrained_arrays(limited, idx, positions[f, idx], positions[f], frames[f],
+                                                positions[f, 0], tol, 1000, frames[f, 0], False)
+        assert sol.status == "reached", f
+        assert limit_violations(limited, sol.positions, sol.extras["frames"]).max() < 1e-9
