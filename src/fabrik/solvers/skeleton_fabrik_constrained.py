@@ -149,23 +149,34 @@ def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
-def _turn_search(attempt, first, p0, F0, up):
-    """The best answer of ``attempt(p, F)`` (the kernel's 6-tuple) over the start pose ``p0``
-    (n, 3) with frames ``F0`` turned as a whole about ``F0[0] @ up`` through ``p0[0]`` by each of
-    ``TURN_SEARCH_DEGREES``; ``first`` is the answer from the unturned start. The reaching answer
-    that moves the joints least from ``p0`` wins (tracking continuity); with none, the lowest
-    largest error. Iterations are summed over every attempt."""
-    axis = F0[0] @ up
-    norm = float(np.linalg.norm(axis))
-    if not norm > 0.0:
-        return first
-    axis = axis / norm
+def _branches(parents: np.ndarray) -> np.ndarray:
+    """(n,) int64: for each joint, the child of the root whose subtree holds it (-1 for the root)."""
+    out = np.full(parents.shape[0], -1, dtype=np.int64)
+    for j in range(1, parents.shape[0]):
+        out[j] = j if parents[j] == 0 else out[parents[j]]
+    return out
+
+
+def _turn_search(attempt, first, p0, F0, up, parents, idx, tol):
+    """The best answer of ``attempt(p, F)`` (the kernel's 6-tuple) over turned starts: the root's
+    frame and the root's branches holding an effector the unturned answer ``first`` left short
+    (further than ``tol``), turned as one about ``up`` through the root ``p0[0]`` by each
+    of ``TURN_SEARCH_DEGREES``; the other branches (the limbs that reached) start where they were.
+    The reaching answer that moves the joints least from ``p0`` wins (tracking continuity); with
+    none, the lowest largest error. Iterations are summed over every attempt."""
+    axis = up
+    branch = _branches(parents)
+    short = {int(branch[j]) for j, e in zip(idx.tolist(), first[4].tolist()) if e > tol}
+    turned = np.array([b in short for b in branch.tolist()]) if short else np.ones(branch.shape[0], dtype=bool)
+    turned[0] = True
     best, best_key = first, (1, float(first[4].max()) if first[4].size else 0.0)
     total = first[3]
     for degrees in TURN_SEARCH_DEGREES:
         R = _axis_rotation(axis, math.radians(degrees))
-        p = np.ascontiguousarray((p0 - p0[0]) @ R.T + p0[0])
-        F = np.ascontiguousarray(np.einsum("ij,njk->nik", R, F0))
+        p = p0.copy()
+        F = F0.copy()
+        p[turned] = (p0[turned] - p0[0]) @ R.T + p0[0]
+        F[turned] = np.einsum("ij,njk->nik", R, F0[turned])
         answer = attempt(p, F)
         total += answer[3]
         if answer[5] == REACHED:
@@ -351,7 +362,7 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     if code != REACHED and turn_up is not None and root_matrix is None:
-        answer = _turn_search(attempt, answer, p0, frames, turn_up)
+        answer = _turn_search(attempt, answer, p0, frames, turn_up, arrays.parents, idx, tol)
     out, F, row_active, iterations, errors, code = answer
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
 
@@ -485,7 +496,8 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
                                        max_iter, not free_root, tops, np.zeros(1, dtype=np.bool_))
 
                 first = attempt(np.ascontiguousarray(p_start), np.ascontiguousarray(F_start))
-                answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up)
+                answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
+                                      arrays.parents, idx, tol)
                 out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
                 stop = f + 1
         prev, prev_frames = out[stop - 1], out_frames[stop - 1]
