@@ -131,7 +131,7 @@ TURN_SEARCH_DEGREES = (15.0, -15.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0)
 #: Frames per call of the whole-take kernel in ``solve_skeleton_constrained_sequence``: after a
 #: frame that ends short and is retried, the rest of its chunk is solved again from the retry's
 #: answer, so a smaller chunk wastes less work and a larger one saves calls.
-SEQUENCE_CHUNK = 16
+SEQUENCE_CHUNK = 8
 
 
 def rest_up(skeleton) -> np.ndarray:
