@@ -128,6 +128,9 @@ class LimitedTrackingOptions(FrameOptions):
 #: tries, in this order, after a solve that ended short of its targets.
 TURN_SEARCH_DEGREES = (15.0, -15.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0)
 
+#: The iteration cap of each turned attempt (the solve's own cap where that is lower).
+TURN_SEARCH_MAX_ITER = 1000
+
 #: Frames per call of the whole-take kernel in ``solve_skeleton_constrained_sequence``: after a
 #: frame that ends short and is retried, the rest of its chunk is solved again from the retry's
 #: answer, so a smaller chunk wastes less work and a larger one saves calls.
@@ -177,7 +180,7 @@ def _turn_search(attempt, first, p0, F0, up, parents, idx, tol):
         F = F0.copy()
         p[turned] = (p0[turned] - p0[0]) @ R.T + p0[0]
         F[turned] = np.einsum("ij,njk->nik", R, F0[turned])
-        answer = attempt(p, F)
+        answer = attempt(p, F, TURN_SEARCH_MAX_ITER)
         total += answer[3]
         if answer[5] == REACHED:
             key = (0, float(((answer[0] - p0) ** 2).sum()))
@@ -353,8 +356,8 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
     tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(swing_limbs)
 
-    def attempt(p, F):
-        return fabrik_tree(tree, groups, limits, (idx, pos, p, F, root, root_from_target), tol, max_iter,
+    def attempt(p, F, cap=max_iter):
+        return fabrik_tree(tree, groups, limits, (idx, pos, p, F, root, root_from_target), tol, min(cap, max_iter),
                            not free_root, tops, np.zeros(1, dtype=np.bool_))
 
     answer = attempt(p0, frames)
@@ -491,9 +494,9 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
                 p_start = prev if f == start else out[f - 1]
                 F_start = prev_frames if f == start else out_frames[f - 1]
 
-                def attempt(p, F, f=f):
+                def attempt(p, F, cap=max_iter, f=f):
                     return fabrik_tree(tree, groups, limits, (idx, pos[f], p, F, rts[f], root_from_target), tol,
-                                       max_iter, not free_root, tops, np.zeros(1, dtype=np.bool_))
+                                       min(cap, max_iter), not free_root, tops, np.zeros(1, dtype=np.bool_))
 
                 first = attempt(np.ascontiguousarray(p_start), np.ascontiguousarray(F_start))
                 answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
@@ -517,4 +520,4 @@ def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, 
 add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions(), kernels=(fabrik_tree,)), frame=_frame_solver,
     sequence=_sequence, limits=True, frames=True)
 
-__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "solve_skeleton_constrained_sequence", "rest_up", "TURN_SEARCH_DEGREES", "SEQUENCE_CHUNK", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
+__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "solve_skeleton_constrained_sequence", "rest_up", "TURN_SEARCH_DEGREES", "TURN_SEARCH_MAX_ITER", "SEQUENCE_CHUNK", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
