@@ -153,3 +153,13 @@ def test_the_frames_a_held_pelvis_missed_are_reachable_within_the_limits():
                                                 positions[f, 0], tol, 1000, frames[f, 0], False)
         assert sol.status == "reached", f
         assert limit_violations(limited, sol.positions, sol.extras["frames"]).max() < 1e-9
+
+
+def test_a_held_root_rotation_is_never_turned():
+    body, limited, paths = _turning_body(150.0, 20)
+    rest = body.rest_positions()
+    held = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, root_rotation=np.eye(3))
+    searched = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, root_rotation=np.eye(3),
+                                     turn_search=True)
+    np.testing.assert_array_equal(held.positions, searched.positions)
+    np.testing.assert_array_equal(searched.frames[:, 0], np.broadcast_to(np.eye(3), (20, 3, 3)))

@@ -64,6 +64,16 @@ solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
 matrix), or ``"free"`` (refitted every iteration); default: held at the initial frames' root.
 ``swing_limbs``: True to swing each limb and its frames about its hip or shoulder joint towards
 its targets before the first iteration, as for method ``"fabrik"``; default False.
+``turn_search``: True to retry a solve that ends short of its targets (any status but
+``reached``) from turned starts: the root's frame and the root's branches (the subtrees of its
+children) that hold an effector left further than ``tol``, positions and frames, turned as one
+about the vertical through the root (the rig's rest up, ``rest_up``) by each of
+``TURN_SEARCH_DEGREES``; the branches that reached start where they were. The reaching answer
+that moves the joints least from the start wins, else the lowest largest error; ``iterations``
+counts every attempt's. A held pelvis (the root orientation is not refitted during a solve) falls
+behind a body that turns, which a walk's targets barely show, until the narrow limits above it
+block the head and hands; the search turns it. Not done with a held ``root_rotation``. Default
+False; ``fabrik reconstruct`` and ``fabrik.mocap.reconstruct_take`` turn it on.
 
 Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (names, in skeleton order, of the
 joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,), and,
