@@ -508,7 +508,9 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
                     return fabrik_tree(tree, groups, limits, (idx, pos[f], p, F, rts[f], root_from_target), tol,
                                        min(cap, max_iter), not free_root, tops, np.zeros(1, dtype=np.bool_))
 
-                first = attempt(np.ascontiguousarray(p_start), np.ascontiguousarray(F_start))
+                # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
+                first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(),
+                         int(codes[f]))
                 answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
                                       arrays.parents, idx, tol)
                 out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
