@@ -64,6 +64,16 @@ solution's ``extras["frames"]`` keeps twists continuous from frame to frame.
 matrix), or ``"free"`` (refitted every iteration); default: held at the initial frames' root.
 ``swing_limbs``: True to swing each limb and its frames about its hip or shoulder joint towards
 its targets before the first iteration, as for method ``"fabrik"``; default False.
+``turn_search``: True to retry a solve that ends short of its targets (any status but
+``reached``) from turned starts: the root's frame and the root's branches (the subtrees of its
+children) that hold an effector left further than ``tol``, positions and frames, turned as one
+about the vertical through the root (the rig's rest up, ``rest_up``) by each of
+``TURN_SEARCH_DEGREES``; the branches that reached start where they were. The reaching answer
+that moves the joints least from the start wins, else the lowest largest error; ``iterations``
+counts every attempt's. A held pelvis (the root orientation is not refitted during a solve) falls
+behind a body that turns, which a walk's targets barely show, until the narrow limits above it
+block the head and hands; the search turns it. Not done with a held ``root_rotation``. Default
+False; ``fabrik reconstruct`` and ``fabrik.mocap.reconstruct_take`` turn it on.
 
 Solution extras: ``frames`` (n, 3, 3), ``active_constraints`` (names, in skeleton order, of the
 joints whose limit is on its boundary in the returned pose), ``effector_error_array`` (k,), and,
@@ -81,13 +91,14 @@ import numpy as np
 
 from fabrik._validation import check_max_iter, check_tol
 
-from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.kernels.fabrik_tree import fabrik_tree, fabrik_tree_frames
+from fabrik.kernels.stopping import REACHED
 from fabrik.kernels.tree_limits import frames_from_pose as _frames_from_pose_kernel
 from fabrik.model.constraints import Cone, Hinge, Twist, as_rotation_matrix, twist_excess
 from fabrik.model.rig import rig
 from fabrik.solvers.fabrik_constrained import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
-from fabrik.solvers.result import STATUSES, Solution
+from fabrik.solvers.result import STATUSES, SequenceSolution, Solution
 from fabrik.solvers.skeleton_fabrik import (DEFAULT_SWING_LIMBS, _writable, array_inputs, prepare,
                                             raise_kernel_error)
 
@@ -109,21 +120,85 @@ class FrameOptions:
 @dataclass(frozen=True, eq=False)
 class LimitedTrackingOptions(FrameOptions):
     """``FrameOptions`` plus ``swing_limbs`` (as for skeleton FABRIK, ``TrackingOptions``; default
-    True, as there and in ``fabrik reconstruct``)."""
+    True, as there and in ``fabrik reconstruct``) and ``turn_search`` (default False; True in
+    ``fabrik reconstruct``: a solve that ends short of its targets is retried from its start pose
+    turned about the root's up axis, module docstring)."""
 
     swing_limbs: bool = DEFAULT_SWING_LIMBS
+    turn_search: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.swing_limbs, (bool, np.bool_)):
-            raise ValueError(f"swing_limbs must be True or False, got {self.swing_limbs!r}")
+        for name in ("swing_limbs", "turn_search"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
+#: The turns (degrees) of the whole start pose about the root's up axis that ``turn_search``
+#: tries, in this order, after a solve that ended short of its targets.
+TURN_SEARCH_DEGREES = (15.0, -15.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0)
+
+#: The iteration cap of each turned attempt (the solve's own cap where that is lower).
+TURN_SEARCH_MAX_ITER = 1000
+
+#: Frames per call of the whole-take kernel in ``solve_skeleton_constrained_sequence``: after a
+#: frame that ends short and is retried, the rest of its chunk is solved again from the retry's
+#: answer, so a smaller chunk wastes less work and a larger one saves calls.
+SEQUENCE_CHUNK = 8
 
 
+def rest_up(skeleton) -> np.ndarray:
+    """The body's up axis in the rest pose (``fabrik.model.humanoid_limits.body_axes``: root to
+    neck/head by joint names, else the spine, else ankles to root, else +Y), a unit (3,) vector."""
+    from fabrik.model.humanoid_limits import body_axes
+
+    return np.asarray(body_axes(skeleton).up, dtype=np.float64)
 
 
+def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    """The 3x3 rotation by ``angle`` radians about the unit ``axis`` (Rodrigues)."""
+    x, y, z = axis
+    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
+def _branches(parents: np.ndarray) -> np.ndarray:
+    """(n,) int64: for each joint, the child of the root whose subtree holds it (-1 for the root)."""
+    out = np.full(parents.shape[0], -1, dtype=np.int64)
+    for j in range(1, parents.shape[0]):
+        out[j] = j if parents[j] == 0 else out[parents[j]]
+    return out
+
+
+def _turn_search(attempt, first, p0, F0, up, parents, idx, tol):
+    """The best answer of ``attempt(p, F)`` (the kernel's 6-tuple) over turned starts: the root's
+    frame and the root's branches holding an effector the unturned answer ``first`` left short
+    (further than ``tol``), turned as one about ``up`` through the root ``p0[0]`` by each
+    of ``TURN_SEARCH_DEGREES``; the other branches (the limbs that reached) start where they were.
+    The reaching answer that moves the joints least from ``p0`` wins (tracking continuity); with
+    none, the lowest largest error. Iterations are summed over every attempt."""
+    axis = up
+    branch = _branches(parents)
+    short = {int(branch[j]) for j, e in zip(idx.tolist(), first[4].tolist()) if e > tol}
+    turned = np.array([b in short for b in branch.tolist()]) if short else np.ones(branch.shape[0], dtype=bool)
+    turned[0] = True
+    best, best_key = first, (1, float(first[4].max()) if first[4].size else 0.0)
+    total = first[3]
+    for degrees in TURN_SEARCH_DEGREES:
+        R = _axis_rotation(axis, math.radians(degrees))
+        p = p0.copy()
+        F = F0.copy()
+        p[turned] = (p0[turned] - p0[0]) @ R.T + p0[0]
+        F[turned] = np.einsum("ij,njk->nik", R, F0[turned])
+        answer = attempt(p, F, TURN_SEARCH_MAX_ITER)
+        total += answer[3]
+        if answer[5] == REACHED:
+            key = (0, float(((answer[0] - p0) ** 2).sum()))
+        else:
+            key = (1, float(answer[4].max()) if answer[4].size else 0.0)
+        if key < best_key:
+            best, best_key = answer, key
+    return best[:3] + (total,) + best[4:]
 
 
 def frames_from_world_rotations(skeleton, world_rotations) -> np.ndarray:
@@ -277,7 +352,9 @@ def _root_option(value) -> tuple[np.ndarray | None, bool]:
 
 
 def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
-         swing_limbs=False):
+         swing_limbs=False, turn_up=None):
+    """One solve; ``turn_up`` (the rest up axis, or None for no ``turn_search``) retries a solve
+    that ends short from turned starts (``_turn_search``; never with a held ``root_rotation``)."""
     arrays = rig(skeleton)
     if frames is None:
         frames = np.empty((arrays.parents.shape[0], 3, 3))
@@ -286,12 +363,20 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
     if root_matrix is not None:
         frames = frames.copy()
         frames[0] = root_matrix
-    out, F, row_active, iterations, errors, code = fabrik_tree(
-        arrays.tree, arrays.groups(False), arrays.limits,
-        (idx, pos, p0, frames, root, root_from_target), check_tol(tol), check_max_iter(max_iter), not free_root,
-        arrays.limbs(swing_limbs), np.zeros(1, dtype=np.bool_))
+    tol, max_iter = check_tol(tol), check_max_iter(max_iter)
+    tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(swing_limbs)
+
+    def attempt(p, F, cap=max_iter):
+        return fabrik_tree(tree, groups, limits, (idx, pos, p, F, root, root_from_target), tol, min(cap, max_iter),
+                           not free_root, tops, np.zeros(1, dtype=np.bool_))
+
+    answer = attempt(p0, frames)
+    code = answer[5]
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
+    if code != REACHED and turn_up is not None and root_matrix is None:
+        answer = _turn_search(attempt, answer, p0, frames, turn_up, arrays.parents, idx, tol)
+    out, F, row_active, iterations, errors, code = answer
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
 
 
@@ -321,18 +406,20 @@ def solve_fabrik_skeleton_constrained(skeleton, targets, initial, root, tol, max
         frames = _check_frames(frames, skeleton.n_joints)
     root_matrix, free_root = _root_option(options.root_rotation)
     return _run(skeleton, indices, positions, initial, frames, _writable(root, np.float64), root_from_target,
-                root_matrix, free_root, tol, int(max_iter), options.swing_limbs)
+                root_matrix, free_root, tol, int(max_iter), options.swing_limbs,
+                rest_up(skeleton) if options.turn_search else None)
 
 
 def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions, initial, initial_frames=None,
                                       root=None, tol=1e-3, max_iter=DEFAULT_MAX_ITER, root_rotation=None,
-                                      swing_limbs: bool = DEFAULT_SWING_LIMBS) -> Solution:
+                                      swing_limbs: bool = DEFAULT_SWING_LIMBS, turn_up=None) -> Solution:
     """Constrained skeleton FABRIK on arrays, for per-frame loops (light checks only).
 
     Args as ``fabrik.solvers.skeleton_fabrik.solve_skeleton_arrays``, plus ``initial_frames``
     (n, 3, 3) (default derived from ``initial``; pass the previous ``extras["frames"]`` when
     tracking), ``root_rotation`` (held root orientation, or ``"free"``; default: held at
-    ``initial_frames[0]``) and ``swing_limbs`` (module docstring).
+    ``initial_frames[0]``), ``swing_limbs`` and ``turn_up`` (the rest up axis, ``rest_up``, to
+    retry a frame that ends short from turned starts as ``turn_search`` does; None: no retry).
     """
     n = skeleton.n_joints
     idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
@@ -345,20 +432,104 @@ def solve_skeleton_constrained_arrays(skeleton, target_indices, target_positions
             raise ValueError("initial_frames must be finite (found NaN or inf)")
     root_matrix, free_root = _root_option(root_rotation)
     return _run(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter,
-                swing_limbs)
+                swing_limbs, turn_up)
 
 
 def _frame_solver(skeleton, indices, tol, max_iter, options):
     """One frame of a take on arrays (``fabrik.solvers.sequence``): the per-frame checks light."""
     first = options.initial_frames
+    up = rest_up(skeleton) if options.turn_search else None
 
     def one(targets, previous, root, frames):
         return solve_skeleton_constrained_arrays(skeleton, indices, targets, previous, first if frames is None else frames,
-                                                 root, tol, max_iter, options.root_rotation, options.swing_limbs)
+                                                 root, tol, max_iter, options.root_rotation, options.swing_limbs, up)
     return one
 
 
-add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions(), kernels=(fabrik_tree,)), frame=_frame_solver,
-    limits=True, frames=True)
+def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options,
+                                        progress=None) -> SequenceSolution:
+    """A whole take with constrained skeleton FABRIK (``Method.sequence``): frame f started from
+    frame f - 1's positions and frames, the first from ``options.initial_frames`` (default
+    ``frames_from_pose(initial)``), in compiled runs of ``SEQUENCE_CHUNK`` frames
+    (``fabrik_tree_frames``). With ``options.turn_search`` a frame that ends short of its targets
+    is solved again as ``turn_search`` says, and the take goes on from that answer. The same
+    answers as solving frame by frame (``solve_skeleton_constrained_arrays``).
 
-__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
+    Args:
+        indices (k,) int64, paths (F, k, 3), initial (n, 3), roots (F, 3) or None (the root
+        stays at ``initial[0]`` unless a target is on it), tol, max_iter: checked by
+        ``fabrik.solve_sequence``; options: ``LimitedTrackingOptions``; progress: None or a
+        function called with the number of frames done since its last call.
+    """
+    arrays = rig(skeleton)
+    n = arrays.parents.shape[0]
+    idx = np.ascontiguousarray(indices, dtype=np.int64)
+    pos = np.ascontiguousarray(paths, dtype=np.float64)
+    p0 = _writable(initial, np.float64, "initial")
+    frames, k = pos.shape[0], idx.shape[0]
+    root_from_target = roots is None
+    rts = np.repeat(p0[:1], frames, axis=0) if root_from_target else np.ascontiguousarray(roots, dtype=np.float64)
+    if options.initial_frames is not None:
+        F0 = _check_frames(options.initial_frames, n).copy()
+    else:
+        F0 = frames_from_pose(skeleton, p0)
+    root_matrix, free_root = _root_option(options.root_rotation)
+    if root_matrix is not None:
+        F0[0] = root_matrix
+    tol, max_iter = check_tol(tol), check_max_iter(max_iter)
+    tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(options.swing_limbs)
+    up = rest_up(skeleton) if options.turn_search and root_matrix is None else None
+    out = np.empty((frames, n, 3))
+    out_frames = np.empty((frames, n, 3, 3))
+    iterations = np.zeros(frames, dtype=np.int64)
+    errors = np.zeros((frames, k))
+    codes = np.zeros(frames, dtype=np.int64)
+    prev, prev_frames = p0, F0
+    start = 0
+    while start < frames:
+        stop = min(frames, start + SEQUENCE_CHUNK)
+        done = fabrik_tree_frames(tree, groups, limits, idx, pos[start:stop], prev, prev_frames, rts[start:stop],
+                                  root_from_target, tol, max_iter, not free_root, tops, out[start:stop],
+                                  out_frames[start:stop], iterations[start:stop], errors[start:stop],
+                                  codes[start:stop])
+        if done < stop - start:
+            try:
+                raise_kernel_error(int(codes[start + done]), skeleton, idx)
+            except ValueError as exc:
+                raise ValueError(f"frame {start + done}: {exc}") from None
+        if up is not None:
+            short = np.flatnonzero(codes[start:stop] != REACHED)
+            if short.size:
+                f = start + int(short[0])
+                p_start = prev if f == start else out[f - 1]
+                F_start = prev_frames if f == start else out_frames[f - 1]
+
+                def attempt(p, F, cap=max_iter, f=f):
+                    return fabrik_tree(tree, groups, limits, (idx, pos[f], p, F, rts[f], root_from_target), tol,
+                                       min(cap, max_iter), not free_root, tops, np.zeros(1, dtype=np.bool_))
+
+                # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
+                first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(),
+                         int(codes[f]))
+                answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
+                                      arrays.parents, idx, tol)
+                out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
+                stop = f + 1
+        prev, prev_frames = out[stop - 1], out_frames[stop - 1]
+        if progress is not None:
+            progress(stop - start)
+        start = stop
+    return SequenceSolution(out, iterations, errors, codes, METHOD, tuple(skeleton.names[j] for j in idx.tolist()),
+                            out_frames)
+
+
+def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, progress) -> SequenceSolution:
+    """``Method.sequence`` of ``fabrik-constrained`` (``solve_skeleton_constrained_sequence``)."""
+    return solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options,
+                                               progress)
+
+
+add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions(), kernels=(fabrik_tree,)), frame=_frame_solver,
+    sequence=_sequence, limits=True, frames=True)
+
+__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "solve_skeleton_constrained_sequence", "rest_up", "TURN_SEARCH_DEGREES", "TURN_SEARCH_MAX_ITER", "SEQUENCE_CHUNK", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
