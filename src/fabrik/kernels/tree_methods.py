@@ -38,12 +38,13 @@ lengths (with limits: clamped into them, ``clamped_start``); a solve stops ``REA
 effector is within ``tol``; after a stall (no effector moved by ``tol`` and the largest error fell
 by less than ``PROGRESS_FRACTION``, then no joint moved by ``tol`` in the next iteration,
 ``fabrik.kernels.stopping.pose_check``) it stops ``UNREACHABLE`` (some target beyond its path's
-reach) or ``STALLED``; a Jacobian method with nothing to turn stops so before its first
-iteration; ``MAX_ITERATIONS`` at the cap. Without limits a stalled path lying straight on the line
-to its target is first folded (``fabrik.kernels.singularity``; a fold would break limits), and
-every answer is rebuilt with exact lengths at the end. With limits the best pose seen is kept, and
-after ``NO_PROGRESS_WINDOW`` iterations without a ``PROGRESS_FRACTION`` improvement of the best
-error the solve stops on it (limits clamped against a step can make a method cycle).
+reach) or ``STALLED``, and so does a solve with nothing to turn (no bone on a path to a target;
+with limits, no non-zero one), before its first iteration; ``MAX_ITERATIONS`` at the cap. Without
+limits a stalled path lying straight on the line to its target is first folded
+(``fabrik.kernels.singularity``; a fold would break limits), and every answer is rebuilt with
+exact lengths at the end. With limits the best pose seen is kept, and after
+``NO_PROGRESS_WINDOW`` iterations without a ``PROGRESS_FRACTION`` improvement of the best error
+the solve stops on it (limits clamped against a step can make a method cycle).
 """
 
 import numpy as np
@@ -270,21 +271,22 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
     if err <= tol:
         return p, F, row_active, 0, errors, REACHED
 
-    # Jacobian columns: one ball joint per bone on a path to a target (with limits, per non-zero
-    # bone: a zero-length one has no frame of its own); targeted paths follow the step
+    # the bones that can turn: one ball joint (3 Jacobian columns) per bone on a path to a target
+    # (with limits, per non-zero bone: a zero-length one has no frame of its own); targeted paths
+    # follow the step
     col = np.full(n, -1, dtype=np.int64)
     follow = np.zeros(n, dtype=np.bool_)
     n_cols = 0
-    if method != CCD:
-        for i in range(1, n):
-            if active[i]:
-                follow[i] = True
-                if not limited or lengths[i] > 0.0:
-                    col[i] = n_cols
-                    n_cols += 3
-    jac = np.zeros((3 * k, max(n_cols, 1)))
+    for i in range(1, n):
+        if active[i]:
+            follow[i] = True
+            if not limited or lengths[i] > 0.0:
+                col[i] = n_cols
+                n_cols += 3
+    width = 1 if method == CCD else max(n_cols, 1)
+    jac = np.zeros((3 * k, width))
     e_vec = np.zeros(3 * k)
-    dw = np.zeros(max(n_cols, 1))
+    dw = np.zeros(width)
     world = np.zeros((n, 3, 3))
     src = np.empty((n, 3))
     desired = np.empty((n if limited else 0, 3, 3))
@@ -306,7 +308,7 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
     damp2 = damping * damping
     stop = UNREACHABLE if unreachable else STALLED
     status = MAX_ITERATIONS
-    if method != CCD and n_cols == 0 and max_iter > 0:
+    if n_cols == 0 and max_iter > 0:
         status = stop  # nothing to turn (no bone on a path to a target)
     it = 0
     while status == MAX_ITERATIONS and it < max_iter:
