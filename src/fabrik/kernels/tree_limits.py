@@ -713,7 +713,8 @@ def clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_ac
         else:
             for r in range(3):
                 for k in range(3):
-                    D[r, k] = F[q, r, 0] * desired[i, 0, k] + F[q, r, 1] * desired[i, 1, k] + F[q, r, 2] * desired[i, 2, k]
+                    D[r, k] = (F[q, r, 0] * desired[i, 0, k] + F[q, r, 1] * desired[i, 1, k]
+                               + F[q, r, 2] * desired[i, 2, k])
         if row_limits(limits, q):
             _reference(H, F[q], Q[i])
             if restrict_frame(F[i], D, H, limits[q], d, G):

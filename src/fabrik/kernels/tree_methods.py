@@ -187,7 +187,8 @@ def step_rotations(world, dw, col, parents, rot):
                         rot[r, c] = 1.0 if r == c else 0.0
             for r in range(3):
                 for c in range(3):
-                    world[i, r, c] = world[q, r, 0] * rot[0, c] + world[q, r, 1] * rot[1, c] + world[q, r, 2] * rot[2, c]
+                    world[i, r, c] = (world[q, r, 0] * rot[0, c] + world[q, r, 1] * rot[1, c]
+                                      + world[q, r, 2] * rot[2, c])
         else:
             world[i] = world[q]
 

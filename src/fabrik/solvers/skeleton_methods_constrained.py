@@ -115,8 +115,8 @@ add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions(), kernels=(tree_me
 for _base, _code in CODES.items():
     _fn, _frames_fn = _make(_base + "-constrained", _code)
     _defaults = TransposeFrameOptions() if _base == "jacobian-transpose" else DampedFrameOptions()
-    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER, (tree_method,)), frame=_frames_fn, limits=True,
-        frames=True)
+    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER, (tree_method,)), frame=_frames_fn,
+        limits=True, frames=True)
     add(_base, limited=_base + "-constrained")
 add("ccd", limited="ccd-constrained")
 
