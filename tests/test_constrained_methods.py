@@ -151,6 +151,26 @@ def test_untargeted_bones_keep_their_length_over_many_iterations(method):
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("method", SKELETON_METHODS)
+def test_a_solve_with_nothing_to_turn_stops_before_its_first_iteration(method):
+    """One rule for CCD and the Jacobian methods, with and without limits: when no bone lies on a
+    path to a target (only the root targeted; with limits, only zero-length bones on the paths)
+    the solve stops at once, 'unreachable' here (the targets are off the fixed root), 0 iterations."""
+    skel = fabrik.Skeleton.from_parents(["root", "dot", "a", "b"], [-1, 0, 0, 2],
+                                        [[0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 1, 0]])
+    limited = skel.with_constraints({"a": Cone.circular(0.5)})
+    # a root target 1e-13 off the explicit root (within the 1e-12 agreement asked of them), tol 0
+    for model, name in ((skel, method), (limited, f"{method}-constrained")):
+        sol = solvers.solve(model, targets={"root": [1e-13, 0.0, 0.0]}, root=[0.0, 0.0, 0.0], tol=0.0,
+                            method=name)
+        assert (sol.method, sol.status, sol.iterations) == (name, "unreachable", 0)
+        np.testing.assert_allclose(sol.positions, skel.rest_positions(), rtol=0, atol=1e-12)
+    # with limits a zero-length bone has no direction to turn: the path root -> dot cannot move
+    sol = solvers.solve(limited, targets={"dot": [1.0, 0.0, 0.0]}, method=f"{method}-constrained", max_iter=50)
+    assert (sol.status, sol.iterations) == ("unreachable", 0)
+    np.testing.assert_allclose(sol.positions, skel.rest_positions(), rtol=0, atol=1e-12)
+
+
 def test_skeleton_frames_options_and_errors():
     base = y_shape()
     skel = base.with_constraints({base.names[1]: Cone.circular(0.4)})

@@ -14,7 +14,7 @@ from scipy.spatial.transform import Rotation
 
 import fabrik
 import fabrik.kernels.jacobian as chain_kernels
-import fabrik.kernels.skeleton_methods as tree_kernels
+import fabrik.kernels.tree_methods as tree_kernels
 import fabrik.solvers.jacobian as chain_solvers
 import fabrik.solvers.skeleton_methods as tree_solvers
 from fabrik import Chain, Skeleton
@@ -60,7 +60,7 @@ def turned_svd(monkeypatch):
     def apply(seed):
         monkeypatch.setattr(tree_kernels, "svd_factors", turned_bases(seed, tree_kernels.svd_factors))
         monkeypatch.setattr(tree_kernels, "stacked_step", tree_kernels.stacked_step.py_func)
-        monkeypatch.setattr(tree_solvers, "jacobian_skeleton", tree_kernels.jacobian_skeleton.py_func)
+        monkeypatch.setattr(tree_solvers, "tree_method", tree_kernels.tree_method.py_func)
         monkeypatch.setattr(chain_kernels, "svd3", turned_bases(seed, chain_kernels.svd3))
         monkeypatch.setattr(chain_kernels, "jacobian_step", chain_kernels.jacobian_step.py_func)
         monkeypatch.setattr(chain_solvers, "jacobian_chain", chain_kernels.jacobian_chain.py_func)

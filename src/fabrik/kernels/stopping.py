@@ -156,6 +156,21 @@ def max_joint_move(p, q):
 
 
 @njit(cache=True, error_model="numpy")
+def max_effector_move(p, before, target_idx):
+    """The largest distance any targeted joint of ``p`` (n, 3) moved since ``before`` (k, 3), as
+    ``remember_pose`` recorded it: the ``moved`` of ``pose_check``."""
+    moved = 0.0
+    for t in range(target_idx.shape[0]):
+        j = target_idx[t]
+        m = 0.0
+        for c in range(3):
+            m += (p[j, c] - before[t, c]) ** 2
+        if m > moved:
+            moved = m
+    return np.sqrt(moved)
+
+
+@njit(cache=True, error_model="numpy")
 def effectors_stalled(p, before, target_idx, tol, err, prev_err):
     """The first half of the no-progress test: no effector moved by ``tol`` since ``before``
     (k, 3) and the largest error fell by less than ``PROGRESS_FRACTION`` of itself."""

@@ -1,6 +1,7 @@
-"""The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree).
+"""The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree) and,
+at the end, for CCD and the Jacobian methods on trees.
 
-(Over 600 lines: the closed forms of the common limits are written out here, inlined and read by
+(Over 600 lines for FABRIK: the closed forms of the common limits are written out here, inlined and read by
 index, because they run for every joint of every iteration; splitting them from the general path
 they shortcut would separate two answers to one question.)
 
@@ -24,6 +25,11 @@ clamped; the joint proposes its parent's position at the bone's length behind it
 forward-stage position (untargeted bones keep their frame relative to the parent), a hinge parent
 is turned to hold its child in the hinge plane, and the limit projects the direction and clamps
 the twist. So every returned pose satisfies every limit and every bone keeps its length.
+
+The rotation-based methods (CCD and the Jacobian methods, ``fabrik.kernels.tree_methods``) apply
+the same limits their own way, at the end of this module: a turned bone's frame is restricted by
+its limit against its reference frame (``restricted_turn`` for a CCD turn, ``clamp_tree`` for a
+whole Jacobian step, from the root outwards, untargeted bones carried rigidly with their parent).
 
 The common limits have closed forms written out here, read by index (array views cost reference
 counting in the hot loops); others go through ``fabrik.kernels.constraints``.
@@ -54,6 +60,7 @@ from fabrik.kernels.frames import (
     twist_between,
     up_axis,
 )
+from fabrik.kernels.jacobian_constrained import restrict_frame
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
 from fabrik.kernels.vec import TINY
 
@@ -656,3 +663,133 @@ def forward_limited(p, F, i, q, eps, parents, Q, limits, circ, hcs, own_start, o
         elif not _cone_inside(limits, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
             _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T)
     own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def row_limits(limits, j):
+    """True when row j of ``limits`` restricts anything (a direction limit or a twist limit)."""
+    return limits[j, COL_TYPE] != 0.0 or limits[j, COL_TWIST_FLAG] != 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def refresh_active(F, parents, lengths, Q, limits, row_active):
+    """row_active[j] <- 1 when a bone limited by row j lies on its limit's boundary in frames F."""
+    n = parents.shape[0]
+    H = np.empty((3, 3))
+    D = np.empty((3, 3))
+    G = np.empty((3, 3))
+    d = np.empty(3)
+    for j in range(n):
+        row_active[j] = 0
+    for i in range(1, n):
+        q = parents[i]
+        if lengths[i] > 0.0 and row_limits(limits, q):
+            _reference(H, F[q], Q[i])
+            if restrict_frame(D, F[i], H, limits[q], d, G):
+                row_active[q] = 1
+
+
+@njit(cache=True, error_model="numpy")
+def clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_active, H, D, G, d):
+    """Place the tree from ``root3`` outwards (parents come before children). A non-zero bone i
+    with ``follow[i]`` takes the world frame ``desired[i]``; otherwise ``desired[i]`` is its frame
+    relative to its parent's (kept rigid). Either is then restricted by row ``parents[i]`` against
+    ``F[parents[i]] Q[i]``. Zero-length bones copy their parent's place and frame. ``F[0]`` is
+    left as it is. Writes p, F[1:], row_active."""
+    n = parents.shape[0]
+    for k in range(3):
+        p[0, k] = root3[k]
+    for j in range(n):
+        row_active[j] = 0
+    for i in range(1, n):
+        q = parents[i]
+        if lengths[i] == 0.0:
+            for k in range(3):
+                p[i, k] = p[q, k]
+            F[i, :, :] = F[q]
+            continue
+        if follow[i]:
+            D[:, :] = desired[i]
+        else:
+            for r in range(3):
+                for k in range(3):
+                    D[r, k] = (F[q, r, 0] * desired[i, 0, k] + F[q, r, 1] * desired[i, 1, k]
+                               + F[q, r, 2] * desired[i, 2, k])
+        if row_limits(limits, q):
+            _reference(H, F[q], Q[i])
+            if restrict_frame(F[i], D, H, limits[q], d, G):
+                row_active[q] = 1
+        else:
+            F[i, :, :] = D
+        # an untargeted bone's frame is a product of its parent's and its own every iteration:
+        # without this its rounding drift reaches the bone's length (1e-8 in 300 iterations)
+        reorthonormalise(F[i])
+        for k in range(3):
+            p[i, k] = p[q, k] + lengths[i] * F[i, k, 1]
+
+
+@njit(cache=True, error_model="numpy")
+def clamped_start(initial, frames, root3, parents, lengths, Q, limits, row_active):
+    """(p, F): the start pose hung from root3, each frame carried onto its bone's direction in
+    ``initial`` (its own +Y where the bone has collapsed), then clamped into the limits
+    (``clamp_tree``)."""
+    n = parents.shape[0]
+    p = np.empty((n, 3))
+    F = frames.copy()
+    desired = np.empty((n, 3, 3))
+    follow = np.ones(n, dtype=np.bool_)
+    H = np.empty((3, 3))
+    D = np.empty((3, 3))
+    G = np.empty((3, 3))
+    d = np.empty(3)
+    for i in range(1, n):
+        q = parents[i]
+        x = initial[i, 0] - initial[q, 0]
+        y = initial[i, 1] - initial[q, 1]
+        z = initial[i, 2] - initial[q, 2]
+        r = np.sqrt(x * x + y * y + z * z)
+        if r > TINY * (1.0 + lengths[i]) and lengths[i] > 0.0:
+            transport(desired[i], frames[i], x / r, y / r, z / r)
+        else:
+            desired[i, :, :] = frames[i]
+    clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_active, H, D, G, d)
+    return p, F
+
+
+@njit(cache=True, error_model="numpy")
+def restricted_turn(W, R, F, j, child, Q, limits, row_active, order, subtree_end, position, H, G, D, tmp, d):
+    """A CCD turn under limits: W <- the rotation that takes the frame of bone ``child`` (leaving
+    joint j) to ``R F[child]`` restricted by row j against its reference ``F[j] Q[child]``, and
+    the frames of the bone and everything below it turned by it (the caller turns the joints by
+    W about joint j). Every other bone keeps its pose relative to its parent, so every limit
+    holds after the turn. H, G, D, tmp (3, 3) and d (3,) are scratch."""
+    rotate_frame(D, F[child], R)
+    if row_limits(limits, j):
+        _reference(H, F[j], Q[child])
+        if restrict_frame(D, D, H, limits[j], d, G):
+            row_active[j] = 1
+    # W = D F[child]^T turns the bone and its subtree about joint j
+    for r in range(3):
+        for c in range(3):
+            W[r, c] = D[r, 0] * F[child, c, 0] + D[r, 1] * F[child, c, 1] + D[r, 2] * F[child, c, 2]
+    for m in range(position[child], subtree_end[child]):
+        i = order[m]
+        if i == child:
+            F[i, :, :] = D
+        else:
+            rotate_frame(tmp, F[i], W)
+            F[i, :, :] = tmp
+
+
+@njit(cache=True, error_model="numpy")
+def seat_on_frames(p, F, parents, lengths):
+    """Re-seat every joint on its parent's position and its (re-orthonormalised) frame, root
+    outwards; a zero-length bone takes its parent's frame: no rounding drift in lengths."""
+    for i in range(1, parents.shape[0]):
+        q = parents[i]
+        if lengths[i] > 0.0:
+            reorthonormalise(F[i])
+        else:
+            F[i, :, :] = F[q]
+        for c in range(3):
+            p[i, c] = p[q, c] + lengths[i] * F[i, c, 1]

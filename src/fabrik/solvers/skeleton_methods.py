@@ -12,9 +12,11 @@ Registered skeleton methods (use ``fabrik.solve(skeleton, targets=..., method=na
 
 Every bone turns about its parent joint as a ball joint, independently of its siblings (at a
 sub-base each child bone has its own ball joint: the same freedom as FABRIK's point model, e.g.
-hips and spine hanging separately from the pelvis). All keep bone lengths exactly (joints move by rotations applied to bones, and every returned pose
-is rebuilt with exact lengths), never return NaN and stop by the same rules as skeleton FABRIK
-(``reached`` / ``unreachable`` / ``stalled`` / ``max_iterations``). Inputs are those of
+hips and spine hanging separately from the pelvis). All keep bone lengths exactly (joints move by
+rotations applied to bones, and every returned pose is rebuilt with exact lengths), never return
+NaN and stop by the same rules as skeleton FABRIK (``reached`` / ``unreachable`` / ``stalled`` /
+``max_iterations``). One compiled kernel runs them all, with and without limits
+(``fabrik.kernels.tree_methods.tree_method``). Inputs are those of
 ``fabrik.solvers.skeleton_fabrik.solve_fabrik_skeleton``. Untargeted subtrees turn rigidly with
 the joints they hang from (FABRIK translates them instead; rotation-based methods have no other
 natural choice).
@@ -24,13 +26,30 @@ from __future__ import annotations
 
 import math
 
-from fabrik.kernels.skeleton_methods import DLS, SVD_DLS, TRANSPOSE, ccd_skeleton, jacobian_skeleton
+import numpy as np
+
+from fabrik.kernels.tree_methods import CCD, DLS, SVD_DLS, TRANSPOSE, tree_method
+from fabrik.model.rig import NO_FRAMES, NO_LIMITS
 from fabrik.solvers.jacobian import PAPER, mean_bone_length, settings
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
-from fabrik.solvers.skeleton_fabrik import prepare, raise_kernel_error
+from fabrik.solvers.skeleton_fabrik import _writable, prepare, raise_kernel_error
 
 CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
+
+#: The ``settings`` tuple of ``tree_method`` for CCD, which reads none.
+NO_SETTINGS = (0.0, 0.0, 0.0, 0.0)
+
+
+def _run(method, skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
+    """Check the inputs, run ``tree_method`` without limits, and build the ``Solution``."""
+    arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
+    code = CODES.get(method, CCD)
+    settings_ = NO_SETTINGS if code == CCD else kernel_settings(options, arrays.lengths)
+    task = (indices, positions, _writable(initial, np.float64), NO_FRAMES, root, root_from_target)
+    out, _, _, iterations, errors, status = tree_method(arrays.tree, NO_LIMITS, task, float(tol), int(max_iter), code,
+                                                        settings_)
+    return _solution(method, names, out, iterations, errors, status, skeleton, indices)
 
 
 def _solution(method, names, out, iterations, errors, code, skeleton, indices):
@@ -43,11 +62,7 @@ def _solution(method, names, out, iterations, errors, code, skeleton, indices):
 def solve_ccd_skeleton(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
     """CCD for several end effectors (no options); arguments as ``fabrik.solvers.registry`` says.
     One iteration is one sweep per effector not yet within ``tol``."""
-    arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
-    out, iterations, errors, code = ccd_skeleton(
-        arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-        arrays.position, indices, positions, initial, root, root_from_target, float(tol), int(max_iter))
-    return _solution("ccd", names, out, iterations, errors, code, skeleton, indices)
+    return _run("ccd", skeleton, targets, initial, root, tol, max_iter, options)
 
 
 def skeleton_settings(options, lengths) -> tuple[float, float, float, float]:
@@ -60,15 +75,16 @@ def skeleton_settings(options, lengths) -> tuple[float, float, float, float]:
     return damping, step, angle, alpha
 
 
+def kernel_settings(options, lengths) -> tuple[float, float, float, float]:
+    """``skeleton_settings`` as the ``settings`` tuple of ``tree_method``: (damping,
+    max_angle_step, max_error_step, alpha), floats."""
+    damping, step, angle, alpha = skeleton_settings(options, lengths)
+    return float(damping), float(angle), float(step), float(alpha)
+
+
 def _jacobian(method):
     def solve_jacobian_skeleton(skeleton, targets, initial, root, tol, max_iter, options) -> Solution:
-        arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
-        damping, step, angle, alpha = skeleton_settings(options, arrays.lengths)
-        out, iterations, errors, code = jacobian_skeleton(
-            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-            arrays.position, indices, positions, initial, root, root_from_target, float(tol), int(max_iter),
-            CODES[method], damping, angle, step, alpha)
-        return _solution(method, names, out, iterations, errors, code, skeleton, indices)
+        return _run(method, skeleton, targets, initial, root, tol, max_iter, options)
 
     solve_jacobian_skeleton.__name__ = "solve_" + method.replace("-", "_") + "_skeleton"
     solve_jacobian_skeleton.__qualname__ = solve_jacobian_skeleton.__name__
@@ -77,8 +93,8 @@ def _jacobian(method):
     return solve_jacobian_skeleton
 
 
-add("ccd", "skeleton", Solver(solve_ccd_skeleton, kernels=(ccd_skeleton,)))
+add("ccd", "skeleton", Solver(solve_ccd_skeleton, kernels=(tree_method,)))
 for _method in CODES:
-    add(_method, "skeleton", Solver(_jacobian(_method), PAPER[_method], JACOBIAN_MAX_ITER, (jacobian_skeleton,)))
+    add(_method, "skeleton", Solver(_jacobian(_method), PAPER[_method], JACOBIAN_MAX_ITER, (tree_method,)))
 
-__all__ = ["solve_ccd_skeleton", "skeleton_settings", "CODES"]
+__all__ = ["solve_ccd_skeleton", "skeleton_settings", "kernel_settings", "CODES", "NO_SETTINGS"]

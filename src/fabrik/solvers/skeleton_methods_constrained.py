@@ -4,7 +4,7 @@ Registered skeleton methods: ``"ccd-constrained"``, ``"jacobian-transpose-constr
 ``"jacobian-dls-constrained"`` and ``"jacobian-svd-dls-constrained"``;
 ``fabrik.solve(skeleton.with_constraints({...}), targets=..., method="ccd")`` routes here. They are
 the unconstrained methods of ``fabrik.solvers.skeleton_methods`` with the limits applied as far as
-each method allows (``fabrik.kernels.skeleton_methods_constrained``): CCD restricts every bone it
+each method allows (``fabrik.kernels.tree_methods``, the same kernel with frames): CCD restricts every bone it
 turns to its limit before applying the turn; the Jacobian methods take their usual step and then
 clamp every joint into its limits, from the root outwards. Every returned pose (and every pose in
 between) satisfies every limit, with exact bone lengths.
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fabrik.kernels.skeleton_methods_constrained import ccd_skeleton_constrained, jacobian_skeleton_constrained, \
-    refresh_active
+from fabrik.kernels.tree_limits import refresh_active
+from fabrik.kernels.tree_methods import CCD, tree_method
 from fabrik.model.constraints import as_rotation_matrix
 from fabrik.solvers.jacobian import DampedOptions, TransposeOptions
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
@@ -38,7 +38,7 @@ from fabrik.model.rig import rig
 from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error
 from fabrik.solvers.skeleton_fabrik_constrained import (FrameOptions,
                                                         constrained_skeleton_solution, frames_from_pose)
-from fabrik.solvers.skeleton_methods import CODES, skeleton_settings
+from fabrik.solvers.skeleton_methods import CODES, NO_SETTINGS, kernel_settings
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,20 +73,14 @@ def _frames(skeleton, initial, frames, root_rotation) -> np.ndarray:
 
 
 def _run(name, code, skeleton, idx, pos, p0, frames, root, root_from_target, tol, max_iter, options) -> Solution:
-    arrays = tables = rig(skeleton)
-    if code is None:
-        out, F, row_active, iterations, errors, status = ccd_skeleton_constrained(
-            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, arrays.order, arrays.subtree_end,
-            arrays.position, tables.Q, tables.limit_rows, idx, pos, p0, frames, root, root_from_target, float(tol),
-            int(max_iter))
-    else:
-        damping, step, angle, alpha = skeleton_settings(options, arrays.lengths)
-        out, F, row_active, iterations, errors, status = jacobian_skeleton_constrained(
-            arrays.parents, arrays.lengths, arrays.rest_dirs, arrays.reach, tables.Q, tables.limit_rows, idx, pos, p0,
-            frames, root, root_from_target, float(tol), int(max_iter), code, damping, angle, step, alpha)
+    arrays = rig(skeleton)
+    settings_ = NO_SETTINGS if code == CCD else kernel_settings(options, arrays.lengths)
+    out, F, row_active, iterations, errors, status = tree_method(
+        arrays.tree, arrays.limits, (idx, pos, p0, frames, root, root_from_target), float(tol), int(max_iter), code,
+        settings_)
     if status < 0:
         raise_kernel_error(status, skeleton, idx)
-    refresh_active(F, arrays.parents, arrays.lengths, tables.Q, tables.limit_rows, row_active)
+    refresh_active(F, arrays.parents, arrays.lengths, arrays.Q, arrays.limit_rows, row_active)
     return constrained_skeleton_solution(skeleton, name, out, F, row_active, iterations, errors, status, idx)
 
 
@@ -115,13 +109,14 @@ def _make(name, code):
     return solve_constrained, frame_solver
 
 
-_ccd, _ccd_frames = _make("ccd-constrained", None)
-add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions(), kernels=(ccd_skeleton_constrained,)), frame=_ccd_frames, limits=True, frames=True)
+_ccd, _ccd_frames = _make("ccd-constrained", CCD)
+add("ccd-constrained", "skeleton", Solver(_ccd, FrameOptions(), kernels=(tree_method,)), frame=_ccd_frames, limits=True,
+    frames=True)
 for _base, _code in CODES.items():
     _fn, _frames_fn = _make(_base + "-constrained", _code)
     _defaults = TransposeFrameOptions() if _base == "jacobian-transpose" else DampedFrameOptions()
-    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER, (jacobian_skeleton_constrained,)), frame=_frames_fn, limits=True,
-        frames=True)
+    add(_base + "-constrained", "skeleton", Solver(_fn, _defaults, JACOBIAN_MAX_ITER, (tree_method,)), frame=_frames_fn,
+        limits=True, frames=True)
     add(_base, limited=_base + "-constrained")
 add("ccd", limited="ccd-constrained")
 
