@@ -38,7 +38,7 @@ from numba import njit
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE
 from fabrik.kernels.tree import effector_errors, tree_setup
 from fabrik.kernels.frames import reorthonormalise, rotate_frame, rotation_between, transport
-from fabrik.kernels.jacobian_constrained import restrict_frame
+from fabrik.kernels.jacobian import restrict_frame
 from fabrik.kernels.skeleton_methods import (DLS, SVD_DLS, TRANSPOSE, clamped_error_vector, fill_stacked_jacobian,
                                              rotation_vector_matrix, stacked_step)
 from fabrik.kernels.stopping import (
