@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.ccd import ccd_sweep, ccd_sweep_limited, limit_start_pose, rotate_tail_vec, start_pose
-from fabrik.kernels.frames import frames_along, orientation_error, planarise, transport
+from fabrik.kernels.frames import frames_along, orientation_error, planarise, rotate_frame, transport
 from fabrik.kernels.jacobian import clamp_chain, clamped_error, fill_jacobian, is_planar, jacobian_step, turned_frames
 from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
 from fabrik.kernels.stopping import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, confirm_stall,
@@ -151,24 +151,35 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
 @njit(cache=True, error_model="numpy")
 def fold_on_line(p, frames, out, lengths, goal, end, tol, scale, planar):
     """The one singularity rule on joints 0..``end`` aimed at ``goal``: fold them when they are
-    short of it and on its line (``fold_stuck_chain``); then, with frames, write into ``out`` each
-    bone's frame carried onto its folded direction by the smallest rotation (snapped onto the plane
-    when ``planar``; a bone folded to nothing keeps its frame). Returns True when folded."""
+    short of it and on its line (``fold_stuck_chain``); then, with frames, write into ``out`` (which
+    may be ``frames``) each bone's frame carried onto its folded direction by the smallest rotation
+    (snapped onto the plane when ``planar``). A zero-length bone has no direction: its frame turns
+    with its parent's, so that it keeps its place within its joint's limits (a CCD sweep never
+    turns it back: the fuzzing run of issue 31 found zero-length bones left up to 0.29 rad out of
+    their cones by a fold). Returns True when folded."""
     q = p[:end + 1].copy()
     err = dist3v(q, end, goal)
     if not fold_stuck_chain(q, lengths[:end], goal, err, tol, scale):
         return False
+    old = frames[:end].copy()
+    turn = np.empty((3, 3))
     for i in range(end if frames.shape[0] > 0 else 0):
         x = q[i + 1, 0] - q[i, 0]
         y = q[i + 1, 1] - q[i, 1]
         z = q[i + 1, 2] - q[i, 2]
         r = np.sqrt(x * x + y * y + z * z)
         if r > TINY * scale:
-            transport(out[i], frames[i], x / r, y / r, z / r)
-            if planar:
-                planarise(out[i])
+            transport(out[i], old[i], x / r, y / r, z / r)
+        elif i > 0:
+            for a in range(3):  # turn = out[i - 1] old[i - 1]^T, the parent's turn
+                for b in range(3):
+                    turn[a, b] = (out[i - 1, a, 0] * old[i - 1, b, 0] + out[i - 1, a, 1] * old[i - 1, b, 1]
+                                  + out[i - 1, a, 2] * old[i - 1, b, 2])
+            rotate_frame(out[i], old[i], turn)
         else:
-            out[i, :, :] = frames[i]
+            out[i, :, :] = old[i]
+        if planar:
+            planarise(out[i])
     p[:end + 1, :] = q
     return True
 
