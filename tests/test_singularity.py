@@ -14,6 +14,7 @@ from scipy.spatial.transform import Rotation
 
 import fabrik
 import fabrik.kernels.jacobian as chain_kernels
+import fabrik.kernels.rotation_chain as chain_driver
 import fabrik.kernels.tree_methods as tree_kernels
 import fabrik.solvers.jacobian as chain_solvers
 import fabrik.solvers.skeleton_methods as tree_solvers
@@ -62,8 +63,10 @@ def turned_svd(monkeypatch):
         monkeypatch.setattr(tree_kernels, "stacked_step", tree_kernels.stacked_step.py_func)
         monkeypatch.setattr(tree_solvers, "tree_method", tree_kernels.tree_method.py_func)
         monkeypatch.setattr(chain_kernels, "svd3", turned_bases(seed, chain_kernels.svd3))
-        monkeypatch.setattr(chain_kernels, "jacobian_step", chain_kernels.jacobian_step.py_func)
-        monkeypatch.setattr(chain_solvers, "jacobian_chain", chain_kernels.jacobian_chain.py_func)
+        monkeypatch.setattr(chain_driver, "jacobian_step", chain_kernels.jacobian_step.py_func)
+        for name in ("rotation_chain", "_plain"):
+            monkeypatch.setattr(chain_driver, name, getattr(chain_driver, name).py_func)
+        monkeypatch.setattr(chain_solvers, "jacobian_chain", chain_driver.jacobian_chain.py_func)
     return apply
 
 

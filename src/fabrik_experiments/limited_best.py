@@ -8,7 +8,7 @@ target drawn around the root (up to 1.5 times the reach) until the best pose the
 more than ``MIN_GAP`` (2%) of the reach away from it.
 
 The best pose is searched for by many starts (``reference_best``): the compiled limited CCD and
-FABRIK-alone kernels (``fabrik.kernels.ccd_constrained``, ``fabrik_constrained_search``: FABRIK
+FABRIK-alone kernels (``fabrik.kernels.rotation_chain.ccd_constrained``, ``fabrik_constrained_search``: FABRIK
 without the CCD polish that ``fabrik.solve`` adds) from the rest pose and from ``STARTS`` random
 poses within the limits (``fabrik.model.constraints.random_pose``), tol 1e-9, 2000 iterations;
 the smallest error is the reference. ``fabrik.solve(chain, target)`` is then called as a user
@@ -67,7 +67,7 @@ def kernel_args(chain: Chain, target) -> tuple:
 def reference_best(chain: Chain, target, rng: np.random.Generator, starts: int = STARTS) -> float:
     """The smallest effector error found by limited CCD and FABRIK alone from the rest pose and
     ``starts`` random poses within the limits."""
-    from fabrik.kernels.ccd_constrained import ccd_constrained
+    from fabrik.kernels.rotation_chain import ccd_constrained
     from fabrik.kernels.fabrik_constrained import fabrik_constrained_search
     from fabrik.model.constraints import random_pose
 

@@ -1,24 +1,35 @@
-"""Cyclic coordinate descent (CCD) on a single chain, compiled; plus the rotation helpers that the
-other rotation-based kernels (Jacobian, triangulation) share.
+"""The sweeps of cyclic coordinate descent (CCD) on a single chain, with and without joint limits,
+compiled; plus the rotation helpers that the other rotation-based kernels (Jacobian, FTL,
+triangulation) share. The iteration driver, set-up and stopping rules are
+``fabrik.kernels.rotation_chain``'s.
 
 CCD (Wang & Chen 1991; section 5 of Aristidou & Lasenby 2011): one iteration is one sweep over
 the joints from the one before the end effector inwards to the root; at each joint the sub-chain
-beyond it is rotated rigidly about it so that the end effector points at the target. Rotations are
-applied to positions with Rodrigues' formula, so bone lengths stay exact up to rounding.
+beyond it is rotated rigidly about it so that the end effector points at the target. Without
+limits (``ccd_sweep``) rotations are applied to positions with Rodrigues' formula, so bone lengths
+stay exact up to rounding; 2D chains come in embedded in z = 0 and every rotation used for them is
+about the z axis, so they stay planar.
 
-Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
-3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0 and every rotation used
-for them is about the z axis, so they stay planar.
+With limits (``ccd_sweep_limited``; the paper's constrained comparison) every bone carries a frame
+and ``limits`` is the packed (n, 13) table of ``fabrik.model.constraints.pack_limits`` (row i
+limits bone i against bone i - 1's frame, the fixed ``root_frame`` for bone 0). At joint j the
+smallest rotation pointing the effector at the goal is proposed; bone j's new direction is then
+restricted by joint j's limit against its parent frame and its twist clamped, and the rotation
+actually applied to the sub-chain is the one taking bone j's old frame to that restricted frame.
+With an oriented target the goal of joints 0..n-3 is ``target - L * target_y`` and joint n-2
+turns the last bone towards the target frame. Limits hold after every joint update, so every
+returned pose satisfies them (the start pose is made legal by ``limit_start_pose``).
 """
 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
-from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v, inner_reach
+from fabrik.kernels.constraints import limit_direction, limit_twist
+from fabrik.kernels.frames import (planarise, reorthonormalise, rotate_frame, rotation_between, transport,
+                                   twist_about_y, twist_between)
+from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED
+from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v
 
-from fabrik.kernels.stopping import (MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE, confirm_stall,
-                                      effector_stalled, stall_tol, stretched_to_rounding, unavoidable_error)
 
 @njit(cache=True, error_model="numpy")
 def unit_or(vx, vy, vz, out, fallback, eps):
@@ -110,23 +121,6 @@ def rotate_tail_vec(p, j, first, wx, wy, wz):
     rotate_tail(p, j, first, axis, np.cos(angle), np.sin(angle))
 
 
-#: ``bend_or_stop``'s answer when it bent the chain and the solve goes on.
-BENT = -1
-
-
-@njit(cache=True, error_model="numpy")
-def bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends):
-    """What a rotation-based chain solver does when its effector stalls: a chain stuck on the line
-    to its target is folded (``fabrik.kernels.singularity``, at most ``MAX_ESCAPES`` times;
-    returns ``BENT``); otherwise the status to stop with: ``UNREACHABLE`` when the target is
-    beyond the chain's reach (``total``) or inside its inner reach (``inner``) and the effector
-    is as close to it as the chain can come (within ``tol``), else ``STALLED``."""
-    if bends < MAX_ESCAPES and fold_stuck_chain(p, bone_lengths, target, err, tol, scale):
-        return BENT
-    short = err > unavoidable_error(dist, total, inner, tol) + stall_tol(tol, scale)
-    return UNREACHABLE if (dist > total or dist < inner - tol) and not short else STALLED
-
-
 @njit(cache=True, error_model="numpy")
 def ccd_sweep(p, target, scale):
     """One CCD iteration in place: joints n-2 .. 0, each turning the effector towards the target."""
@@ -178,54 +172,125 @@ def ccd_sweep(p, target, scale):
 
 
 @njit(cache=True, error_model="numpy")
-def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
-    """Solve one chain by CCD. Returns (positions, iterations, error, status_code).
+def limit_start_pose(p, frames, lengths, limits, root, root_frame, active, planar):
+    """Re-place the chain from the root with every limit enforced (once, on the start pose of a
+    limited CCD solve); a planar chain's frames are kept on the plane as they are made, since the
+    next joint's limit is read in them, and snapped onto it again at the end."""
+    n = p.shape[0]
+    G = np.empty((3, 3))
+    d = np.empty(3)
+    for k in range(3):
+        p[0, k] = root[k]
+    for i in range(n - 1):
+        P = root_frame if i == 0 else frames[i - 1]
+        for k in range(3):
+            d[k] = frames[i, k, 1]
+        act = limit_direction(limits[i], P, d, False)
+        transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
+        psi, act_t = limit_twist(limits[i], twist_between(G, frames[i]))
+        transport(G, P, d[0], d[1], d[2])
+        twist_about_y(frames[i], G, psi)
+        if planar:
+            planarise(frames[i])
+        active[i] = 1 if act + act_t > 0 else 0
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + lengths[i] * d[k]
+    frames[n - 1, :, :] = frames[n - 2]
+    if planar:
+        # (a transported start frame can come out with +Z flipped)
+        for i in range(n):
+            planarise(frames[i])
 
-    initial: (n, 3) start pose (never mutated; its bone directions are kept, hung from ``root``
-    with the exact ``bone_lengths``); bone_lengths: (n-1,); target, root: (3,); tol >= 0 in
-    model units; max_iter >= 0 sweeps.
-    """
-    p = start_pose(initial, bone_lengths, root, target)
+
+@njit(cache=True, error_model="numpy")
+def ccd_sweep_limited(p, frames, lengths, goal, end, limits, root_frame, target_rot, oriented, planar, active, turns,
+                      W, d):
+    """One limited CCD iteration in place (module docstring): joints n-2 .. 0 turn joint ``end``
+    (the effector, or the joint before it for an oriented target) towards ``goal``, each turn
+    restricted by the joint's limits. Updates ``p``, ``frames`` and ``active``; ``turns``
+    (n, 3, 3), ``W`` (5, 3, 3) and ``d`` (3,) are scratch.
+
+    Within a sweep joint j only reads its own and its parent's frame and its own position, which
+    the turns of the joints after it have not touched, and the effector: so the sweep turns the
+    effector alone and records each turn Q_j; the frames after joint j are brought up to date once
+    afterwards (frame i is Q_0 Q_1 .. Q_(i-1) times the frame its own step set), and the joints
+    re-seated on them. O(n) a sweep instead of O(n^2)."""
     n = p.shape[0]
     last = n - 1
-    total, scale = chain_scale(bone_lengths)
-    dist = dist3v(p, 0, target)
-    inner = inner_reach(bone_lengths, total)
-    reachable = inner - tol <= dist <= total
-    err = dist3v(p, last, target)
-    if err <= tol:
-        return p, 0, err, REACHED
-    bends = 0
-    drop = last_drop = np.inf  # how much the last iterations lowered the error: none yet
-    probe_err, probe_end = np.inf, 0  # confirm_stall's probe: none yet
-    it = 0
-    while it < max_iter:
-        px = p[last, 0]
-        py = p[last, 1]
-        pz = p[last, 2]
-        prev_err = err
-        older_drop = last_drop
-        last_drop = drop
-        ccd_sweep(p, target, scale)
-        it += 1
-        err = dist3v(p, last, target)
-        if err <= tol:
-            return p, it, err, REACHED
-        if stretched_to_rounding(err, dist, total):
-            return p, it, err, UNREACHABLE
-        drop = prev_err - err
-        if effector_stalled(p, last, px, py, pz, stall_tol(tol, scale), err, prev_err):
-            verdict = bend_or_stop(p, bone_lengths, target, scale, err, dist, total, inner, tol, bends)
-            if verdict == BENT:
-                bends += 1
-                err = dist3v(p, last, target)
-                drop = np.inf  # the trend starts again
+    G = W[0]
+    R = W[1]
+    Fnew = W[2]
+    M = W[3]
+    tmp = W[4]
+    ex_ = p[end, 0]
+    ey_ = p[end, 1]
+    ez_ = p[end, 2]
+    for j in range(last - 1, -1, -1):
+        for r in range(3):
+            for c in range(3):
+                turns[j, r, c] = 1.0 if r == c else 0.0
+        if oriented and j == last - 1:
+            # turn the last bone (and its frame) towards the target frame
+            Fnew[:, :] = target_rot
+            for k in range(3):
+                d[k] = target_rot[k, 1]
+        else:
+            ex = ex_ - p[j, 0]
+            ey = ey_ - p[j, 1]
+            ez = ez_ - p[j, 2]
+            gx = goal[0] - p[j, 0]
+            gy = goal[1] - p[j, 1]
+            gz = goal[2] - p[j, 2]
+            re = np.sqrt(ex * ex + ey * ey + ez * ez)
+            rg = np.sqrt(gx * gx + gy * gy + gz * gz)
+            if re <= TINY or rg <= TINY:
                 continue
-            if not (verdict == STALLED and reachable):
-                return p, it, err, verdict
-            # slow is not stuck: a reachable target's error still on course, or still falling, goes on
-            stalled, probe_err, probe_end = confirm_stall(err, prev_err, last_drop, older_drop, tol, it, probe_err,
-                                                          probe_end)
-            if stalled:
-                return p, it, err, verdict
-    return p, it, err, MAX_ITERATIONS
+            rotation_between(R, ex / re, ey / re, ez / re, gx / rg, gy / rg, gz / rg)
+            rotate_frame(Fnew, frames[j], R)
+            for k in range(3):
+                d[k] = Fnew[k, 1]
+        P = root_frame if j == 0 else frames[j - 1]
+        act = limit_direction(limits[j], P, d, False)
+        # twist of the proposed frame carried onto the limited direction
+        transport(tmp, Fnew, d[0], d[1], d[2])
+        transport(G, P, d[0], d[1], d[2])
+        psi, act_t = limit_twist(limits[j], twist_between(G, tmp))
+        twist_about_y(Fnew, G, psi)
+        if planar:
+            # a half turn (a hinge at +-pi) is transported about +X, which flips +Z: the turn
+            # Q below would then mirror the rest of a planar chain within its plane
+            planarise(Fnew)
+        active[j] = 1 if act + act_t > 0 else 0
+        # Q = Fnew @ frames[j]^T turns the whole sub-chain about joint j
+        for r in range(3):
+            for c in range(3):
+                turns[j, r, c] = (Fnew[r, 0] * frames[j, c, 0] + Fnew[r, 1] * frames[j, c, 1]
+                                  + Fnew[r, 2] * frames[j, c, 2])
+        if end > j:
+            x = ex_ - p[j, 0]
+            y = ey_ - p[j, 1]
+            z = ez_ - p[j, 2]
+            Q = turns[j]
+            ex_ = p[j, 0] + Q[0, 0] * x + Q[0, 1] * y + Q[0, 2] * z
+            ey_ = p[j, 1] + Q[1, 0] * x + Q[1, 1] * y + Q[1, 2] * z
+            ez_ = p[j, 2] + Q[2, 0] * x + Q[2, 1] * y + Q[2, 2] * z
+        frames[j, :, :] = Fnew
+    # frame i <- Q_0 .. Q_(i-1) frame i, accumulated from the root outwards
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = 1.0 if r == c else 0.0
+    for i in range(n - 1):
+        if i > 0:
+            rotate_frame(tmp, frames[i], M)
+            frames[i, :, :] = tmp
+        rotate_frame(tmp, turns[i], M)  # M <- M Q_i
+        M[:, :] = tmp
+    # re-orthonormalise the frames and re-seat the joints on them, so rounding never
+    # accumulates into the frames or the bone lengths
+    for i in range(n - 1):
+        reorthonormalise(frames[i])
+        if planar:
+            planarise(frames[i])
+        for k in range(3):
+            p[i + 1, k] = p[i, k] + lengths[i] * frames[i, k, 1]
+    frames[n - 1, :, :] = frames[n - 2]

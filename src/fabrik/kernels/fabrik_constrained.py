@@ -33,10 +33,10 @@ from numba import njit
 
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
-from fabrik.kernels.frames import frames_along, planarise, transport, twist_about_y, twist_between
-from fabrik.kernels.ccd_constrained import ccd_constrained_from
-from fabrik.kernels.limited_common import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
-                                           orientation_error)
+from fabrik.kernels.ccd import unit_or
+from fabrik.kernels.frames import frames_along, orientation_error, planarise, transport, twist_about_y, twist_between
+from fabrik.kernels.rotation_chain import ccd_constrained_from
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale
 
 #: Iterations without the best error (position, plus for an oriented target the orientation as a
@@ -54,24 +54,6 @@ from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale
 NO_PROGRESS_WINDOW = 200
 
 
-
-@njit(cache=True, error_model="numpy")
-def _unit_or(d, p, i, j, fallback, eps):
-    """d <- unit(p[j] - p[i]); the fallback (3,) direction when the joints are within ``eps``."""
-    x = p[j, 0] - p[i, 0]
-    y = p[j, 1] - p[i, 1]
-    z = p[j, 2] - p[i, 2]
-    r = np.sqrt(x * x + y * y + z * z)
-    if r > eps:
-        d[0] = x / r
-        d[1] = y / r
-        d[2] = z / r
-    else:
-        d[0] = fallback[0]
-        d[1] = fallback[1]
-        d[2] = fallback[2]
-
-
 @njit(cache=True, error_model="numpy")
 def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d, root_frame, planar, eps):
     """Effector onto the target, then inwards; joint limits applied reversed (see module doc)."""
@@ -86,7 +68,7 @@ def forward_stage(p, frames, lengths, limits, target, target_rot, oriented, G, d
         frames[last - 1, :, :] = target_rot
         start = last - 2
     for i in range(start, -1, -1):
-        _unit_or(d, p, i, i + 1, frames[i, :, 1], eps)
+        unit_or(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2], d, frames[i, :, 1], eps)
         c = i + 1
         if c <= last - 1:
             # the child's frame turned back by its (clamped) twist = the parent frame carried onto
@@ -125,7 +107,7 @@ def backward_stage(p, frames, lengths, limits, root, root_frame, active, G, d, p
         p[0, k] = root[k]
     for i in range(last):
         P = root_frame if i == 0 else frames[i - 1]
-        _unit_or(d, p, i, i + 1, frames[i, :, 1], eps)
+        unit_or(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2], d, frames[i, :, 1], eps)
         act = limit_direction(limits[i], P, d, False)
         act_t = 0
         if limits[i, COL_TWIST_FLAG] != 0.0:
@@ -241,7 +223,7 @@ def fabrik_constrained_polished(initial, lengths, target, root, limits, root_fra
     Where the limits keep the target out of reach FABRIK's stages, which place each bone by the
     limits of its neighbours alone, can settle (or cycle) far from the closest pose the limits
     allow. Then, in turn, each while the target is not reached: limited CCD sweeps
-    (``fabrik.kernels.ccd_constrained``, which turn the whole rest of the chain about each joint
+    (``fabrik.kernels.ccd``, which turn the whole rest of the chain about each joint
     towards the target) from FABRIK's best pose; limited CCD from the start pose; and ``RESTARTS``
     runs of FABRIK followed by CCD sweeps from pseudo-random poses (``restart_pose``). Measured
     in ``benchmarks/limited_best.py`` (500 random limited chains with targets out of reach under

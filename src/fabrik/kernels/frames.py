@@ -240,3 +240,17 @@ def planarise(F):
     F[0, 0] = y1 * s
     F[1, 0] = -y0 * s
     F[2, 0] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def orientation_error(F, T):
+    """Rotation angle (radians) between two frames (3, 3), accurate near 0."""
+    s = 0.0
+    for r in range(3):
+        for c in range(3):
+            e = F[r, c] - T[r, c]
+            s += e * e
+    x = np.sqrt(s) / (2.0 * np.sqrt(2.0))
+    if x > 1.0:
+        x = 1.0
+    return 2.0 * np.arcsin(x)

@@ -60,7 +60,7 @@ from fabrik.kernels.frames import (
     twist_between,
     up_axis,
 )
-from fabrik.kernels.jacobian_constrained import restrict_frame
+from fabrik.kernels.jacobian import restrict_frame
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
 from fabrik.kernels.vec import TINY
 

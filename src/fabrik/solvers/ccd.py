@@ -15,7 +15,7 @@ if the target is out of reach (the chain then points at it) else ``stalled``; th
 
 from __future__ import annotations
 
-from fabrik.kernels.ccd import ccd_chain
+from fabrik.kernels.rotation_chain import ccd_chain
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 

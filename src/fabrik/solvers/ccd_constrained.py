@@ -3,13 +3,13 @@
 Registered as ``"ccd-constrained"``: ``fabrik.solve(chain, target, method="ccd")`` routes here for
 a constrained chain or an oriented target. One iteration is one sweep over all joints, effector
 end first; each joint's rotation is restricted by its limit before it is applied (see
-``fabrik.kernels.ccd_constrained``). Options, conventions and Solution extras are those of
+``fabrik.kernels.ccd``). Options, conventions and Solution extras are those of
 ``fabrik.solvers.fabrik_constrained``.
 """
 
 from __future__ import annotations
 
-from fabrik.kernels.ccd_constrained import ccd_constrained
+from fabrik.kernels.rotation_chain import ccd_constrained
 from fabrik.solvers.fabrik_constrained import _IDENTITY, LimitOptions, build_solution, prepare
 from fabrik.solvers.registry import Solver, add
 

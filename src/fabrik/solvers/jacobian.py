@@ -44,7 +44,8 @@ import math
 from dataclasses import dataclass, replace
 
 from fabrik._validation import check_positive
-from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE, jacobian_chain
+from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE
+from fabrik.kernels.rotation_chain import jacobian_chain
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 

@@ -6,7 +6,7 @@ Registered as ``"<name>-constrained"`` for every Jacobian chain method of
 routes a chain with limits here. Each iteration is the unconstrained method's step (same model,
 same options and defaults: ``damping``, ``max_error_step``, ``max_angle_step``, ``alpha``), after
 which every joint is clamped into its limits, root to effector (see
-``fabrik.kernels.jacobian_constrained``): "clamping after each step", the usual way to give a
+``fabrik.kernels.jacobian``): "clamping after each step", the usual way to give a
 Jacobian method joint limits. So every returned pose (and every pose in between) satisfies every
 limit, with exact bone lengths.
 
@@ -19,7 +19,7 @@ unconstrained methods.
 
 from __future__ import annotations
 
-from fabrik.kernels.jacobian_constrained import jacobian_constrained
+from fabrik.kernels.rotation_chain import jacobian_constrained
 from fabrik.solvers.fabrik_constrained import build_solution, prepare
 from fabrik.solvers.jacobian import MODES, PAPER, TUNED, settings
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
