@@ -230,7 +230,8 @@ def test_root_is_fixed_where_asked(case, root, how):
         sol = fabrik.solve(sk, targets=targets, root=root, max_iter=20)
     else:
         sol = fabrik.solve(sk, targets={**targets, sk.names[0]: root}, max_iter=20)
-        assert sol.effector_errors[sk.names[0]] == 0.0
+        # the root is placed on its target; the rigid sub-base fit may leave a rounding error
+        assert sol.effector_errors[sk.names[0]] <= 1e-12 * (1.0 + np.abs(root).max())
     assert_valid_pose(sk, sol.positions, root)
 
 
