@@ -164,14 +164,15 @@ def prepare(skeleton, targets, initial, root):
     return arrays, indices, positions, names, initial, root, root_from_target
 
 
-def raise_kernel_error(code: int, skeleton, indices) -> None:
-    """Turn a kernel's negative status into a ValueError."""
+def raise_kernel_error(code: int, skeleton, indices, frame: int | None = None) -> None:
+    """Turn a kernel's negative status into a ValueError (naming ``frame`` of a take when given)."""
+    where = "" if frame is None else f"frame {frame}: "
     if code == BAD_INDEX:
-        raise ValueError(f"target_indices must be distinct joint indices in [0, {skeleton.n_joints}), "
+        raise ValueError(f"{where}target_indices must be distinct joint indices in [0, {skeleton.n_joints}), "
                          f"got {np.asarray(indices).tolist()}")
     if code == BAD_ROOT:
-        raise ValueError("root conflicts with the target on the root joint; give one of them")
-    raise ValueError(f"solver failed with code {code}")
+        raise ValueError(f"{where}root conflicts with the target on the root joint; give one of them")
+    raise ValueError(f"{where}solver failed with code {code}")
 
 
 def _writable(value, dtype, name: str = "input") -> np.ndarray:
@@ -412,10 +413,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
                                   rts[start:stop], root_from_target, tol, max_iter, True, tops, out[start:stop],
                                   NO_FRAMES, iterations[start:stop], errors[start:stop], codes[start:stop])
         if done < stop - start:
-            try:
-                raise_kernel_error(int(codes[start + done]), skeleton, idx)
-            except ValueError as exc:
-                raise ValueError(f"frame {start + done}: {exc}") from None
+            raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
         if progress is not None:
             progress(stop - start)
         start = stop

@@ -493,10 +493,7 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
                                   out_frames[start:stop], iterations[start:stop], errors[start:stop],
                                   codes[start:stop])
         if done < stop - start:
-            try:
-                raise_kernel_error(int(codes[start + done]), skeleton, idx)
-            except ValueError as exc:
-                raise ValueError(f"frame {start + done}: {exc}") from None
+            raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
         if up is not None:
             short = np.flatnonzero(codes[start:stop] != REACHED)
             if short.size:
