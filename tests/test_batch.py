@@ -98,11 +98,13 @@ def test_property_any_chain_any_target(n_joints, targets, bone, tol):
     assert_same_as_solve(chain, targets, result, tol=tol, max_iter=300)
 
 
-@pytest.mark.parametrize("lanes", [1, 3, 16])
-def test_any_lane_count_matches(table1, lanes):
+@pytest.mark.parametrize("count", [1, 3, 5, 100])
+def test_lanes_left_idle_match(table1, count):
+    """Batches that leave some of the LANES lanes without a target (fewer targets than lanes, or
+    a remainder) answer as the baseline does."""
     chain, targets = table1
-    mixed = np.vstack([targets["reachable"][:90], targets["unreachable"][:10]])
-    result = fabrik.solve_batch(chain, mixed, lanes=lanes)
+    mixed = np.vstack([targets["reachable"][:90], targets["unreachable"][:10]])[:count]
+    result = fabrik.solve_batch(chain, mixed)
     reference = fabrik.solve_batch(chain, mixed, layout="baseline")
     np.testing.assert_array_equal(result.positions, reference.positions)
     np.testing.assert_array_equal(result.iterations, reference.iterations)
@@ -160,8 +162,6 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="cuda"), "backend must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout="soa"), "layout must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), threads=0), "threads must be"),
-    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), lanes=0), "lanes must be"),
-    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), lanes=4, layout="baseline"), "lanes is an option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no options"),
     (lambda c: fabrik.solve_batch(c.with_constraints({1: Cone(0.5, 0.5, 0.5, 0.5)}), np.zeros((3, 3)),

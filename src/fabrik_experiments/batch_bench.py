@@ -10,11 +10,14 @@ the rest pose, for batches of 1e3 up to ``max_targets`` targets:
   single-chain kernel ``fabrik_chain`` (``solve_batch(layout="baseline")``), on all threads;
 * ``per-thread``: ``prange`` over targets, each solved in place (``layout="per-thread"``);
 * ``lockstep 1 thread`` / ``lockstep``: ``solve_batch``'s default, LANES targets in lockstep
-  per SIMD register, on one and on all threads;
+  per thread, on one and on all threads;
 * ``warp cpu`` (and ``warp cuda`` where a GPU is present): ``backend="warp"``.
 
 Each figure is the best of ``repeats`` runs (solves per second), after a warm-up run that
-compiles. The chain-length scan solves reachable targets on straight chains of 10, 100, 1,000
+compiles. Wall-clock rates on a machine other jobs share understate what threads give, so
+the baseline and the lockstep layout are also timed on one thread in CPU time of this process
+(``time.process_time``, best of ``repeats``, on up to ``CPU_TARGETS`` targets): the per-thread
+gain, which load does not distort. The chain-length scan solves reachable targets on straight chains of 10, 100, 1,000
 and 10,000 joints of the same 900-unit reach (``LENGTH_TARGETS`` targets each, one run each)
 with the solve loop (on at most 1,000 of them), the baseline and the lockstep layout. Every batch's answers are checked against the baseline's (``identical``).
 """
@@ -34,15 +37,17 @@ LOOP_LIMIT = 20_000
 #: Chain lengths (joints) of the scan, and the targets solved for each.
 LENGTHS = (10, 100, 1000, 10000)
 LENGTH_TARGETS = {10: 20000, 100: 2000, 1000: 100, 10000: 4}
+#: Targets of the one-thread CPU-time comparison.
+CPU_TARGETS = 50_000
 
 
-def _best(fn, repeats):
+def _best(fn, repeats, clock=time.perf_counter):
     best = np.inf
     out = None
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         out = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best, out
 
 
@@ -101,6 +106,13 @@ def run_batch_bench(max_targets: int = 200_000, *, repeats: int = 3, lengths=LEN
         rows.append(row)
         if progress is not None:
             progress(f"{size} targets")
+    cpu_targets = all_targets[:CPU_TARGETS]
+    cpu = {"targets": len(cpu_targets)}
+    for name in ("baseline", "lockstep"):
+        seconds, _ = _best(lambda: fabrik.solve_batch(chain, cpu_targets, tol=TOL, layout=name, threads=1), repeats,
+                           clock=time.process_time)
+        cpu[f"{name} ns per solve"] = seconds / len(cpu_targets) * 1e9
+    cpu["lockstep / baseline"] = cpu["baseline ns per solve"] / cpu["lockstep ns per solve"]
     scan = []
     for n_joints in lengths:
         long_chain = Chain.straight(n_joints, chain.total_length / (n_joints - 1), dim=3, axis=1)
@@ -124,7 +136,7 @@ def run_batch_bench(max_targets: int = 200_000, *, repeats: int = 3, lengths=LEN
     return {"experiment": "batch", "chain": f"Table 1 ({N_JOINTS} joints, 9 bones x 100 units)", "tol": TOL,
             "targets": "reachable, uniform in the ball of 0.9 x reach, from the rest pose", "threads": threads,
             "repeats": repeats, "loop_limit": LOOP_LIMIT, "warp_devices": warp_devices, "sizes": rows,
-            "lengths": scan}
+            "cpu_one_thread": cpu, "lengths": scan}
 
 
 def format_tables(result: dict) -> str:
@@ -141,6 +153,11 @@ def format_tables(result: dict) -> str:
                      + f" | {row['lockstep / baseline']:.2f}x | {row['mean iterations']:.2f} |")
         if row.get("not identical"):
             lines.append(f"  NOT IDENTICAL to the baseline: {', '.join(row['not identical'])}")
+    cpu = result.get("cpu_one_thread")
+    if cpu:
+        lines += ["", f"One thread, CPU time, {cpu['targets']:,} targets: baseline {cpu['baseline ns per solve']:,.0f} "
+                  f"ns per solve, lockstep {cpu['lockstep ns per solve']:,.0f} ns: "
+                  f"{cpu['lockstep / baseline']:.2f}x"]
     lines += ["", "Cost against chain length (same 900-unit reach; microseconds per solve)", "",
               "| joints | targets | mean iterations | reached | solve loop | baseline | lockstep | "
               "lockstep ns per joint-iteration | identical |",

@@ -9,10 +9,11 @@ same answers (bit for bit, pinned in tests/test_batch.py):
   compares against.
 * ``batch_per_thread``: ``prange`` over targets, each solved in place in its row of the output
   with ``fabrik_chain_into`` (nothing allocated on the way to a reached target).
-* ``batch_lockstep``: ``prange`` over chunks of targets; each chunk runs ``LANES`` targets in
+* ``batch_lockstep``: ``prange`` over chunks of targets; each chunk runs ``LANES`` (4) targets in
   lockstep in a structure-of-arrays pose (joint, coordinate, lane), so that one FABRIK stage
-  advances every lane's chain by one joint per step and the compiler turns the lane loop into
-  SIMD instructions. A lane runs plain iterations only (the arithmetic of
+  advances every lane's chain by one joint per step. The lanes' placed joints and difference
+  vectors stay in registers through a stage (``stage_lanes``): four independent dependency chains
+  of square roots and divides that the CPU overlaps, where one chain waits on each step. A lane runs plain iterations only (the arithmetic of
   ``fabrik.kernels.vec.reach_sweep``, operation for operation: the same bits); a target that
   reaches ``tol`` or the cap in them is written out and the lane takes the next target. Every
   other target (out of reach or within ``tol`` of the reach, reached before any iteration, no
@@ -34,8 +35,9 @@ from fabrik.kernels.fabrik_constrained import fabrik_constrained
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
 
-#: Targets solved in lockstep per chunk by default (``solve_batch(..., lanes=)``); measured
-#: against other counts on the Table 1 chain in docs/batch.md.
+#: Targets solved in lockstep per chunk, each lane held in its own registers (``stage_lanes`` is
+#: written for exactly this many). Measured with ``benchmarks/lane_ceiling.py``: the bare stage
+#: loop gains 1.5x with 2 such lanes, 2.0x with 4 and no more with 8 or 16.
 LANES = 4
 
 
@@ -74,15 +76,14 @@ def batch_per_thread(initials, bone_lengths, targets, roots, tol, max_iter, out_
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def batch_lockstep(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                   chunk, lanes):
-    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` in
-    ``lanes`` lanes (same arguments as ``batch_baseline``, plus ``chunk`` and ``lanes``)."""
+def batch_lockstep(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, chunk):
+    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` (same
+    arguments as ``batch_baseline``, plus ``chunk``)."""
     n_targets = targets.shape[0]
     n_chunks = (n_targets + chunk - 1) // chunk
     for c in prange(n_chunks):
         lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                       c * chunk, min(n_targets, (c + 1) * chunk), lanes)
+                       c * chunk, min(n_targets, (c + 1) * chunk))
 
 
 @njit(cache=True, error_model="numpy")
@@ -98,12 +99,10 @@ def solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, ou
 
 @njit(cache=True, error_model="numpy")
 def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                   start, stop, lanes):
-    """Targets ``start..stop-1`` in ``lanes`` lanes (module docstring). The lane count is a
-    run-time value on purpose: with a constant one the compiler unrolls the lane loops fully and
-    then cannot prove the lanes' arrays apart, and emits scalar code; with a run-time count it
-    vectorises them (behind a run-time overlap check). A range of fewer targets gets as many lanes."""
-    lanes = max(1, min(lanes, stop - start))
+                   start, stop):
+    """Targets ``start..stop-1`` in ``LANES`` lanes (module docstring); a lane with no target left
+    rides through the stages on its last pose, its results unused."""
+    lanes = LANES
     n = bone_lengths.shape[0] + 1
     last = n - 1
     total, scale = chain_scale(bone_lengths)
@@ -115,12 +114,6 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     T = np.zeros((3, lanes))  # targets
     R = np.zeros((3, lanes))  # roots
     F = np.zeros((3, lanes))  # fallback directions (fabrik_chain_into's fx, fy, fz)
-    ax = np.zeros(lanes)
-    ay = np.zeros(lanes)
-    az = np.zeros(lanes)
-    dx = np.zeros(lanes)
-    dy = np.zeros(lanes)
-    dz = np.zeros(lanes)
     prev = np.zeros((4, lanes))  # the effector before the iteration (x, y, z) and the error
     index = np.full(lanes, -1)
     count = np.zeros(lanes, np.int64)
@@ -139,41 +132,17 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
             prev[0, lane] = P[last, 0, lane]
             prev[1, lane] = P[last, 1, lane]
             prev[2, lane] = P[last, 2, lane]
-        # forward stage (reach_sweep from the target, joints last - 1 down to 0)
-        for lane in range(lanes):
-            ax[lane] = T[0, lane]
-            ay[lane] = T[1, lane]
-            az[lane] = T[2, lane]
-            P[last, 0, lane] = ax[lane]
-            P[last, 1, lane] = ay[lane]
-            P[last, 2, lane] = az[lane]
-            dx[lane] = P[last - 1, 0, lane] - ax[lane]
-            dy[lane] = P[last - 1, 1, lane] - ay[lane]
-            dz[lane] = P[last - 1, 2, lane] - az[lane]
-        for j in range(last - 1, -1, -1):
-            lockstep_step(P, j, j - 1, j > 0, bone_lengths[j], ax, ay, az, dx, dy, dz, F, eps2)
-        # backward stage (root back on its base, joints 1 to last)
-        for lane in range(lanes):
-            ax[lane] = R[0, lane]
-            ay[lane] = R[1, lane]
-            az[lane] = R[2, lane]
-            P[0, 0, lane] = ax[lane]
-            P[0, 1, lane] = ay[lane]
-            P[0, 2, lane] = az[lane]
-            dx[lane] = P[1, 0, lane] - ax[lane]
-            dy[lane] = P[1, 1, lane] - ay[lane]
-            dz[lane] = P[1, 2, lane] - az[lane]
-        for j in range(1, n):
-            lockstep_step(P, j, j + 1, j < last, bone_lengths[j - 1], ax, ay, az, dx, dy, dz, F, eps2)
+        stage_lanes(P, T, F, bone_lengths, last - 1, -1, -1, eps2)  # forward: from the target to the root
+        stage_lanes(P, R, F, bone_lengths, 1, n, 1, eps2)  # backward: from the root back out
         # the end of fabrik_chain_into's iteration, lane by lane
         for lane in range(lanes):
             i = index[lane]
             if i < 0:
                 continue
             count[lane] += 1
-            ex = ax[lane] - T[0, lane]
-            ey = ay[lane] - T[1, lane]
-            ez = az[lane] - T[2, lane]
+            ex = P[last, 0, lane] - T[0, lane]
+            ey = P[last, 1, lane] - T[1, lane]
+            ez = P[last, 2, lane] - T[2, lane]
             err2 = ex * ex + ey * ey + ez * ez
             done = False
             if err2 <= tol2:
@@ -210,44 +179,79 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def lockstep_step(P, j, nj, more, length, ax, ay, az, dx, dy, dz, F, eps2):
-    """One joint of a FABRIK stage in every lane: joint ``j`` placed at ``length`` from the joint
-    placed before it (``a``), along ``d`` = old ``p[j]`` - ``a``; then ``d`` for joint ``nj`` when
-    ``more``. ``reach_sweep``'s step, operation for operation."""
-    for lane in range(P.shape[2]):
-        x = dx[lane]
-        y = dy[lane]
-        z = dz[lane]
-        r2 = x * x + y * y + z * z
-        small = r2 <= eps2
-        f0 = F[0, lane]  # loaded whatever ``small`` is, so that the choice is a select, not a branch
-        f1 = F[1, lane]
-        f2 = F[2, lane]
-        x = f0 if small else x
-        y = f1 if small else y
-        z = f2 if small else z
-        r2 = 1.0 if small else r2
-        s = length / r2
-        qx = s * x
-        qy = s * y
-        qz = s * z
-        rt = np.sqrt(r2)
-        a0 = ax[lane]
-        a1 = ay[lane]
-        a2 = az[lane]
-        if more:
-            dx[lane] = (P[nj, 0, lane] - a0) - qx * rt
-            dy[lane] = (P[nj, 1, lane] - a1) - qy * rt
-            dz[lane] = (P[nj, 2, lane] - a2) - qz * rt
-        a0 = a0 + qx * rt
-        a1 = a1 + qy * rt
-        a2 = a2 + qz * rt
-        ax[lane] = a0
-        ay[lane] = a1
-        az[lane] = a2
-        P[j, 0, lane] = a0
-        P[j, 1, lane] = a1
-        P[j, 2, lane] = a2
+def lane_step(P, j, nj, length, lane, a0, a1, a2, x, y, z, f0, f1, f2, eps2):
+    """``reach_sweep``'s step for one lane, operation for operation: joint ``j`` placed at
+    ``length`` from the joint placed before it (``a``) along ``(x, y, z)`` = old ``p[j]`` - ``a``
+    (the fallback ``f`` where they coincide); then the difference vector of joint ``nj`` (the
+    stage's next joint; any row after its last, the result unused). Returns the new ``a`` and
+    difference vector."""
+    r2 = x * x + y * y + z * z
+    small = r2 <= eps2
+    # selects, not branches: the four lanes' steps stay straight-line code
+    x = f0 if small else x
+    y = f1 if small else y
+    z = f2 if small else z
+    r2 = 1.0 if small else r2
+    s = length / r2
+    qx = s * x
+    qy = s * y
+    qz = s * z
+    rt = np.sqrt(r2)
+    x = (P[nj, 0, lane] - a0) - qx * rt
+    y = (P[nj, 1, lane] - a1) - qy * rt
+    z = (P[nj, 2, lane] - a2) - qz * rt
+    a0 = a0 + qx * rt
+    a1 = a1 + qy * rt
+    a2 = a2 + qz * rt
+    P[j, 0, lane] = a0
+    P[j, 1, lane] = a1
+    P[j, 2, lane] = a2
+    return a0, a1, a2, x, y, z
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def stage_lanes(P, A, F, bone_lengths, first, stop, step, eps2):
+    """One FABRIK stage in all ``LANES`` lanes: joint ``first - step`` set to ``A`` (the targets,
+    or the roots), then joints ``first``, ``first + step``, ... up to ``stop`` (excluded) placed
+    by ``lane_step``; joint j and j - step are joined by bone ``min(j, j - step)``.
+
+    Each lane's placed joint, difference vector and fallback direction are local variables, so
+    they stay in registers across joints; held in arrays (a run-time lane loop) they cost a load,
+    a store and the compiler's run-time overlap checks per joint, about a tenth of the batch's time
+    on the Table 1 chain. Hence the four lanes written out."""
+    back = first - step
+    for c in range(3):
+        for lane in range(LANES):
+            P[back, c, lane] = A[c, lane]
+    a00, a01, a02 = A[0, 0], A[1, 0], A[2, 0]
+    a10, a11, a12 = A[0, 1], A[1, 1], A[2, 1]
+    a20, a21, a22 = A[0, 2], A[1, 2], A[2, 2]
+    a30, a31, a32 = A[0, 3], A[1, 3], A[2, 3]
+    d00, d01, d02 = P[first, 0, 0] - a00, P[first, 1, 0] - a01, P[first, 2, 0] - a02
+    d10, d11, d12 = P[first, 0, 1] - a10, P[first, 1, 1] - a11, P[first, 2, 1] - a12
+    d20, d21, d22 = P[first, 0, 2] - a20, P[first, 1, 2] - a21, P[first, 2, 2] - a22
+    d30, d31, d32 = P[first, 0, 3] - a30, P[first, 1, 3] - a31, P[first, 2, 3] - a32
+    f00, f01, f02 = F[0, 0], F[1, 0], F[2, 0]
+    f10, f11, f12 = F[0, 1], F[1, 1], F[2, 1]
+    f20, f21, f22 = F[0, 2], F[1, 2], F[2, 2]
+    f30, f31, f32 = F[0, 3], F[1, 3], F[2, 3]
+    j = first
+    final = stop - step
+    while True:
+        more = j != final
+        nj = j + step if more else j  # (the last step's next row: any row will do)
+        length = bone_lengths[j if step < 0 else j - 1]
+        a00, a01, a02, d00, d01, d02 = lane_step(P, j, nj, length, 0, a00, a01, a02, d00, d01, d02,
+                                                 f00, f01, f02, eps2)
+        a10, a11, a12, d10, d11, d12 = lane_step(P, j, nj, length, 1, a10, a11, a12, d10, d11, d12,
+                                                 f10, f11, f12, eps2)
+        a20, a21, a22, d20, d21, d22 = lane_step(P, j, nj, length, 2, a20, a21, a22, d20, d21, d22,
+                                                 f20, f21, f22, eps2)
+        a30, a31, a32, d30, d31, d32 = lane_step(P, j, nj, length, 3, a30, a31, a32, d30, d31, d32,
+                                                 f30, f31, f32, eps2)
+        if not more:
+            break
+        j = nj
 
 
 @njit(cache=True, error_model="numpy")

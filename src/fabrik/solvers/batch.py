@@ -74,7 +74,7 @@ class BatchSolution(NamedTuple):
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
                 method: str = "fabrik", backend: str = "numba", layout: str = "lockstep", threads: int | None = None,
-                device: str | None = None, lanes: int | None = None, progress: bool = False,
+                device: str | None = None, progress: bool = False,
                 **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
 
@@ -93,8 +93,6 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
         layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers).
-        lanes: targets run in lockstep per thread (layout ``"lockstep"``; default
-            ``fabrik.kernels.batch.LANES``).
         threads: numba threads to use (default: all of numba's); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
@@ -105,8 +103,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
 
     Raises:
         ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
-            bad shapes or numbers, unknown backend, layout, device or options; ``backend``,
-            ``layout`` or ``lanes`` with ``fabrik-constrained``.
+            bad shapes or numbers, unknown backend, layout, device or options; ``backend``
+            or ``layout`` with ``fabrik-constrained``.
     """
     if not isinstance(model, Chain):
         raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
@@ -123,9 +121,9 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                          "target by target for the others")
     constrained = chosen.limits
     opts = chosen.options("chain", options)
-    if constrained and (backend != "numba" or layout != "lockstep" or lanes is not None):
-        raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend, layout and "
-                         "lanes are for plain FABRIK")
+    if constrained and (backend != "numba" or layout != "lockstep"):
+        raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend and layout "
+                         "are for plain FABRIK")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if layout not in LAYOUTS:
@@ -166,9 +164,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     out_code = np.empty(count, np.int64)
     pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
         (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    if lanes is not None and (layout != "lockstep" or backend != "numba"):
-        raise ValueError("lanes is an option of the lockstep layout (backend 'numba', layout 'lockstep')")
-    run = _numba_runner(layout, threads, lanes) if backend == "numba" else _warp_runner(device)
+    run = _numba_runner(layout, threads) if backend == "numba" else _warp_runner(device)
     with progress_bar(progress, count, "solve_batch", "target") as bar:
         for s, e in pieces:
             run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
@@ -259,7 +255,7 @@ def _lift(arr: np.ndarray, name: str, ndim: int, dim: int) -> np.ndarray:
     return out
 
 
-def _numba_runner(layout: str, threads: int | None, lanes: int | None):
+def _numba_runner(layout: str, threads: int | None):
     import numba
 
     from fabrik.kernels import batch
@@ -270,10 +266,6 @@ def _numba_runner(layout: str, threads: int | None, lanes: int | None):
                 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
                              f"{threads!r}")
-    if lanes is None:
-        lanes = batch.LANES
-    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= 1024:
-        raise ValueError(f"lanes must be a whole number from 1 to 1024, got {lanes!r}")
     kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
@@ -286,7 +278,7 @@ def _numba_runner(layout: str, threads: int | None, lanes: int | None):
             if layout == "lockstep":
                 # small batches in small chunks, so that every thread gets work
                 chunk = max(1, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
-                kernel(*args, chunk, lanes)
+                kernel(*args, chunk)
             else:
                 kernel(*args)
         finally:
