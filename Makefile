@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench bench-robot clean
+.PHONY: install demo test explore bench bench-robot clean
 
 install: $(STAMP)
 
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# the test suite with newly drawn property-test examples (make test draws the same ones every run)
+explore: $(STAMP)
+	FABRIK_EXPLORE=1 $(BIN)/python -m pytest
 
 # the runs behind the first two tables of docs/results.md (about 2 minutes)
 bench: $(STAMP)
