@@ -15,6 +15,7 @@ with its defaults) on each take and prints, per take:
   hip's cone leaves free), recording against the limited solve (5th/50th/95th percentiles, degrees);
 - leg shape: hip-to-ankle distance (fraction of the height) and foot pitch (ankle -> toe bone,
   degrees below the horizontal of the rig's rest up), medians;
+- the knees' swivel about the hip-ankle line against the recording's, plain and limited;
 - the knees' errors again when the ankles are given as extra effectors (is the knee wrong because
   the ankle is, or on its own?).
 
@@ -66,6 +67,17 @@ def _bend(pos, top, j, c):
 
 def _deg(u, v):
     return np.degrees(np.arccos(np.clip(np.abs((u * v).sum(-1)), 0.0, 1.0)))
+
+
+def _swivel(X, truth, hip, knee, ankle):
+    """(F,) degrees: the turn about the hip -> ankle line from the recording's knee to X's knee."""
+    axis = X[:, ankle] - X[:, hip]
+    axis /= np.linalg.norm(axis, axis=1)[:, None]
+    k = X[:, knee] - X[:, hip]
+    r = truth[:, knee] - truth[:, hip]
+    k -= (k * axis).sum(1)[:, None] * axis
+    r -= (r * axis).sum(1)[:, None] * axis
+    return np.degrees(np.arctan2((np.cross(r, k) * axis).sum(1), (r * k).sum(1)))
 
 
 def take_breakdown(path: str) -> dict:
@@ -137,6 +149,15 @@ def take_breakdown(path: str) -> dict:
             foot = X[:, toe] - X[:, j]
             pitch = np.degrees(np.arcsin(np.clip(-(foot @ up) / np.linalg.norm(foot, axis=1), -1, 1)))
             cells.append(f"{label} {np.median(dist):.3f} / {np.median(pitch):5.1f}")
+        print(f"  {body.names[j]:<12} " + ", ".join(cells))
+    print("knee swivel about the hip-ankle line against the recording's (degrees, median of |error|; the targets "
+          "do not see it)")
+    for j, (part, _side) in sorted(parts.items()):
+        c = _first_child(body, j, lengths)
+        if part != "knee" or c is None:
+            continue
+        hip = _top(body, j, truth)
+        cells = [f"{label} {np.median(np.abs(_swivel(X, truth, hip, j, c))):5.1f}" for label, X in P.items()]
         print(f"  {body.names[j]:<12} " + ", ".join(cells))
     ankles = [body.names[j] for j, (part, _) in parts.items() if part == "ankle" and j not in effectors]
     knees = [j for j, (part, _) in parts.items() if part == "knee"]
