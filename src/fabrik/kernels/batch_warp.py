@@ -14,8 +14,7 @@ device).
 Warp is optional (``pip install warp-lang``, the ``gpu`` extra); it is imported on first use.
 """
 
-from __future__ import annotations
-
+# (no `from __future__ import annotations`: Warp before 1.2 reads kernel annotations as objects)
 import numpy as np
 
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALL_FLOOR
