@@ -201,18 +201,31 @@ def rest_bent(skeleton: Skeleton, motion: Motion, bends: dict[str, np.ndarray]) 
 
 def a_pose(skeleton: Skeleton, motion: Motion, arms: float = 40.0, knees: float = 15.0, elbows: float = 20.0
            ) -> tuple[Skeleton, Motion]:
-    """``rest_bent`` for a CMU-named Y-up take: arms turned ``arms`` degrees out at the shoulders
-    (a T-pose for 90), knees bent ``knees`` (shins back), elbows ``elbows`` (forearms forward)."""
+    """``rest_bent`` for a CMU-named Y-up take facing +Z: arms turned ``arms`` degrees out at the
+    shoulders about the forward axis (90 makes arms hanging at rest a T-pose); knees bent
+    ``knees`` degrees (shins back) and elbows ``elbows`` (forearms forward), each in its limb's
+    own bending plane: about ``bone x backward`` (``bone x forward``), the bone the one leaving
+    the joint, so that the rest bend is one a hinge at that joint can make."""
     z = np.array([0.0, 0.0, 1.0])
-    x = np.array([1.0, 0.0, 0.0])
+    rest = skeleton.rest_positions()
 
     def turn(axis, deg):
-        return Rotation.from_rotvec(axis * math.radians(deg)).as_matrix()
+        return Rotation.from_rotvec(axis / np.linalg.norm(axis) * math.radians(deg)).as_matrix()
 
-    bends = {"LeftShoulder": turn(z, arms), "RightShoulder": turn(z, -arms),
-             "LeftKnee": turn(x, knees), "RightKnee": turn(x, knees),
-             "LeftElbow": turn(x, -elbows), "RightElbow": turn(x, -elbows)}
-    return rest_bent(skeleton, motion, {k: v for k, v in bends.items() if k in skeleton.names})
+    def bone(name):
+        j = skeleton.index(name)
+        child = skeleton.children(j)[0]
+        return rest[child] - rest[j]
+
+    bends = {}
+    for side, sign in (("Left", 1.0), ("Right", -1.0)):
+        if f"{side}Shoulder" in skeleton.names and arms:
+            bends[f"{side}Shoulder"] = turn(z, sign * arms)
+        if f"{side}Knee" in skeleton.names and knees:
+            bends[f"{side}Knee"] = turn(np.cross(bone(f"{side}Knee"), -z), knees)
+        if f"{side}Elbow" in skeleton.names and elbows:
+            bends[f"{side}Elbow"] = turn(np.cross(bone(f"{side}Elbow"), z), elbows)
+    return rest_bent(skeleton, motion, bends)
 
 
 def with_dummies(skeleton: Skeleton, motion: Motion, above=(), carriers=(), tips: bool = True

@@ -57,7 +57,8 @@ is the clavicle. Biped's ``Finger0`` (``Finger01``, ...) is the thumb.
 
 Cones are circular (they mean the same in any frame). Hinges need their axis, computed from the
 rest pose: *up* is the direction from the root to the neck/head (else +Y), *left* from the
-right-side joints to the left-side ones (else +X), *forward* = left x up (right-handed). A knee
+right-side hips (else shoulders, else any joints) to the left-side ones (else +X), *forward* =
+left x up (right-handed). A knee
 bends its shin backwards: axis = shin x backward; an elbow bends its forearm forwards: axis =
 forearm x forward; each made a unit vector perpendicular to the bone and expressed in the bone's
 reference frame. Where that is undefined (a limb along the forward axis at rest) the hinge falls
@@ -234,8 +235,8 @@ def _size(positions: np.ndarray) -> float:
 
 def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, dict]:
     """(up, left, sources) from positions ``p`` (n, 3): up from the root towards the neck and
-    head (else the spine, else away from the ankles), left from the right-side hips and
-    shoulders (else every sided joint) to the left-side ones, made perpendicular to up."""
+    head (else the spine, else away from the ankles), left from the right-side hips (else
+    shoulders, else every sided joint) to the left-side ones, made perpendicular to up."""
     sources = {}
     up = None
     for group, label in ((("head", "neck"), "root to neck/head"), (("spine",), "root to spine"),
@@ -251,8 +252,13 @@ def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndar
             sources["up"] = label
             break
         up = None
+    if up is not None:
+        up = _snap(up)  # before left is made perpendicular to it, so that left stays horizontal
     left = None
-    for group in (("hip", "pelvis", "knee", "collar", "shoulder"), None):
+    # the hips first: a captured rest pose's shoulders are often less symmetric than its hips
+    # (CMU 131's lean 0.7 degrees off its hips' axis)
+    for group, label in ((("hip", "pelvis", "knee"), "right to left hips"),
+                         (("collar", "shoulder"), "right to left shoulders"), (None, "right-side to left-side joints")):
         lefts = [i for i, (part, side) in parts.items() if side == "l" and (group is None or part in group)]
         rights = [i for i, (part, side) in parts.items() if side == "r" and (group is None or part in group)]
         if not lefts or not rights:
@@ -262,7 +268,7 @@ def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndar
             d = d - np.dot(d, up) * up
         if float(np.linalg.norm(d)) > 1e-3 * _size(p):
             left = d / np.linalg.norm(d)
-            sources["left"] = "right to left hips/shoulders" if group else "right-side to left-side joints"
+            sources["left"] = label
             break
     return up, left, sources
 
@@ -348,7 +354,7 @@ def body_axes(skeleton, pose=None) -> BodyAxes:
     """Up, left and forward of a skeleton's body in its rest pose (module docstring).
 
     Up runs from the root to the neck and head (else the spine; else from the ankles to the
-    root), left from the right hips/shoulders to the left ones, both taken from the joint names
+    root), left from the right hips (else shoulders) to the left ones, both taken from the joint names
     (``classify``); forward is perpendicular to both and points where the feet point (else
     where the knees bend, else opposite to where the elbows bend), so a mirrored rig's forward
     is found, not assumed right-handed. Where the rest pose shows none of these (a rig standing
