@@ -15,8 +15,8 @@ unless those match a rule of their own (``LThumb`` is a finger, not the wrist).
 Recognised names (case-insensitive; a ``prefix:`` such as ``mixamorig:`` or a leading
 ``mixamorig`` is ignored; the side is ``Left``/``Right``/``L``/``R`` at the start or end, fused
 or separated by ``_``, ``.``, ``-`` or a space, or a word of its own after a prefix word, as
-3ds Max Biped's ``Bip01 L Thigh``; without a side, words after a prefix word are tried alone,
-``Bip01 Head``; trailing digits are ignored):
+3ds Max Biped's ``Bip01 L Thigh``; prefix words are also dropped, as in ``Bip01 Head`` or
+Rigify's ``DEF-upper_arm.L``; trailing digits are ignored):
 
 ========== ============================================ =================================
 part       names (CMU / Mixamo / other)                 limit (degrees)
@@ -136,6 +136,10 @@ def _split_side(name: str) -> list[tuple[str | None, str]]:
     for k in range(1, len(low) - 1):
         if low[k] in _SIDE_WORDS:
             out.append((_SIDE_WORDS[low[k]], "".join(low[k + 1:])))
+    # a side word last after prefix words: Rigify's deform bones "DEF-upper_arm.L", "ORG-thigh.R"
+    if len(low) > 2 and low[-1] in _SIDE_WORDS:
+        for k in range(1, len(low) - 1):
+            out.append((_SIDE_WORDS[low[-1]], "".join(low[k:-1])))
     joined = "".join(low)
     for word, side in (("left", "l"), ("right", "r")):
         if joined.startswith(word) and len(joined) > len(word):
