@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fabrik.mocap.takes import Take, prepare_take
+from fabrik.mocap.takes import Take, _steady_translations, prepare_take
 from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
 
@@ -83,7 +83,8 @@ def motion_from_positions(skeleton: Skeleton, motion: Motion, positions, *, take
     from ``positions`` there (``save_take`` returns by how much).
 
     **Without frames**, twist is seeded from the recording's first frame, then carried frame to frame. The
-    recording's channel layout, position channels and frame time are kept, except that joints
+    recording's channel layout, position channels (holding the solved bones: a channel that only
+    wobbles about its bone holds the bone) and frame time are kept, except that joints
     with fewer than three rotation channels (hinges, fixed joints) get all three
     (``ChannelLayout.with_all_rotations``): the solvers turn every joint as a ball joint. Joints
     outside the solved body (``Take.joints``) keep their recorded rotations.
@@ -142,7 +143,10 @@ def motion_from_positions(skeleton: Skeleton, motion: Motion, positions, *, take
         local = np.einsum("fji,fjk->fik", above, root_world)
         rotations[:, top] = Rotation.from_matrix(local).as_quat()
     root_positions = motion.root_positions if top else positions[:, 0]
-    return Motion(rotations, root_positions, motion.frame_time, joint_translations=dict(motion.joint_translations),
+    # position channels hold the bones that were solved (``prepare_take``'s fixed bones in place of
+    # an exporter's rounding wobble), so the file reproduces the solved poses
+    translations = {**motion.joint_translations, **_steady_translations(motion, solved, joints)}
+    return Motion(rotations, root_positions, motion.frame_time, joint_translations=translations,
                   layout=motion.layout.with_all_rotations())
 
 

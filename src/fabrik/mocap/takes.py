@@ -163,7 +163,8 @@ class Take:
     Attributes:
         skeleton: the file's skeleton, n joints.
         motion: the file's motion, F frames.
-        positions: (F, n, 3) recorded world positions of every joint (file units).
+        positions: (F, n, 3) recorded world positions of every joint (file units), with the
+            body's fixed bones in place of position channels that only wobble about them.
         rotations: (F, n, 3, 3) recorded world rotation matrices of every joint
             (``Motion.world_transforms``; they act on column vectors).
         body: the skeleton the solvers get, m joints: the file's joint ``joints[0]`` and every
@@ -294,6 +295,19 @@ def _solving_skeleton(skeleton: Skeleton, motion: Motion, first: np.ndarray):
     return sub, joints, tuple(notes)
 
 
+def _steady_translations(motion: Motion, body: Skeleton, joints: np.ndarray) -> dict[int, np.ndarray]:
+    """``{file joint: (F, 3) its body bone}`` for the joints inside the body (its root excepted)
+    whose position channels differ from the fixed bone ``_solving_skeleton`` gave them (by at most
+    ``CONSTANT_TRANSLATION`` of the body's size: an exporter's rounding)."""
+    out = {}
+    for k in range(1, len(joints)):
+        j = int(joints[k])
+        t = motion.joint_translations.get(j)
+        if t is not None and not (t == body.offsets[k]).all():
+            out[j] = np.broadcast_to(body.offsets[k], t.shape)
+    return out
+
+
 def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
     """A recorded take made ready for solving: its world positions and rotations, and the
     skeleton the solvers get.
@@ -306,7 +320,9 @@ def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
       printed with 6 decimals wobble a bone by about 1e-6 of its length) are fixed bones: the
       file's OFFSET when every frame is within that tolerance of it (so the recorded offsets'
       directions and lengths are kept, and a zero-length bone stays zero), else their mean over
-      the frames;
+      the frames; the take's recorded positions are computed with these fixed bones, so that
+      a take exported with such channels gives the same targets and ground truth as one
+      exported without them;
     * translations that change over the frames change bone lengths, which no fixed-length solver
       can follow. When such joints lie above the whole body, on the chain from the root whose
       joints carry no other branch except ones starting at the joint itself (a static
@@ -334,6 +350,13 @@ def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
         raise ValueError(f"motion must be a fabrik.Motion, got {type(motion).__name__}")
     positions, rotations = motion.world_transforms(skeleton)
     body, joints, notes = _solving_skeleton(skeleton, motion, positions[0])
+    steady = _steady_translations(motion, body, joints)
+    if steady:
+        # the body's fixed bones in place of their channels' rounding wobble, so that the
+        # recorded poses are poses of the skeleton being solved
+        fixed = Motion(motion.rotations, motion.root_positions, motion.frame_time,
+                       {**motion.joint_translations, **steady}, motion.layout)
+        positions = fixed.world_positions(skeleton)
     for a in (positions, rotations, joints):
         a.flags.writeable = False
     return Take(skeleton, motion, positions, rotations, body, joints, notes)

@@ -14,7 +14,9 @@ unless those match a rule of their own (``LThumb`` is a finger, not the wrist).
 
 Recognised names (case-insensitive; a ``prefix:`` such as ``mixamorig:`` or a leading
 ``mixamorig`` is ignored; the side is ``Left``/``Right``/``L``/``R`` at the start or end, fused
-or separated by ``_``, ``.``, ``-`` or a space; trailing digits are ignored):
+or separated by ``_``, ``.``, ``-`` or a space, or a word of its own after a prefix word, as
+3ds Max Biped's ``Bip01 L Thigh``; prefix words are also dropped, as in ``Bip01 Head`` or
+Rigify's ``DEF-upper_arm.L``; trailing digits are ignored):
 
 ========== ============================================ =================================
 part       names (CMU / Mixamo / other)                 limit (degrees)
@@ -49,11 +51,14 @@ direction), and the thumb's base joint moves widely.
 
 Mixamo's scheme (recognised by an ``UpLeg`` or ``ForeArm`` joint) names the clavicle joint
 ``Shoulder``, the shoulder joint ``Arm`` and the knee ``Leg``; elsewhere ``Shoulder`` is the
-shoulder joint.
+shoulder joint, unless another shoulder joint lies below it before the elbow (Unity's
+``LeftShoulder`` above ``LeftUpperArm``, Blender's ``shoulder.L`` above ``upper_arm.L``): then it
+is the clavicle. Biped's ``Finger0`` (``Finger01``, ...) is the thumb.
 
 Cones are circular (they mean the same in any frame). Hinges need their axis, computed from the
 rest pose: *up* is the direction from the root to the neck/head (else +Y), *left* from the
-right-side joints to the left-side ones (else +X), *forward* = left x up (right-handed). A knee
+right-side hips (else shoulders, else any joints) to the left-side ones (else +X), *forward* =
+left x up (right-handed). A knee
 bends its shin backwards: axis = shin x backward; an elbow bends its forearm forwards: axis =
 forearm x forward; each made a unit vector perpendicular to the bone and expressed in the bone's
 reference frame. Where that is undefined (a limb along the forward axis at rest) the hinge falls
@@ -126,6 +131,15 @@ def _split_side(name: str) -> list[tuple[str | None, str]]:
         out.append((_SIDE_WORDS[low[0]], "".join(low[1:])))
     if len(low) > 1 and low[-1] in _SIDE_WORDS:
         out.append((_SIDE_WORDS[low[-1]], "".join(low[:-1])))
+    # a side word between other words: 3ds Max Biped "Bip01 L Thigh", "Bip01_R_Forearm"; the
+    # words after it name the part, the ones before it are a prefix
+    for k in range(1, len(low) - 1):
+        if low[k] in _SIDE_WORDS:
+            out.append((_SIDE_WORDS[low[k]], "".join(low[k + 1:])))
+    # a side word last after prefix words: Rigify's deform bones "DEF-upper_arm.L", "ORG-thigh.R"
+    if len(low) > 2 and low[-1] in _SIDE_WORDS:
+        for k in range(1, len(low) - 1):
+            out.append((_SIDE_WORDS[low[-1]], "".join(low[k:-1])))
     joined = "".join(low)
     for word, side in (("left", "l"), ("right", "r")):
         if joined.startswith(word) and len(joined) > len(word):
@@ -133,6 +147,9 @@ def _split_side(name: str) -> list[tuple[str | None, str]]:
         if joined.endswith(word) and len(joined) > len(word):
             out.append((side, joined[:-len(word)]))
     out.append((None, joined))
+    # without a side, the words after a prefix word ("Bip01 Head", "DEF-neck")
+    for k in range(1, len(low)):
+        out.append((None, "".join(low[k:])))
     # fused one-letter side, tried last: CMU "LHipJoint", "lhand", "RThumb" (not "lowerback")
     if len(joined) > 1 and joined[0] in "lr":
         out.append((joined[0], joined[1:]))
@@ -140,6 +157,8 @@ def _split_side(name: str) -> list[tuple[str | None, str]]:
 
 
 def _part_of(rest: str, mixamo: bool) -> str | None:
+    if re.fullmatch(r"finger0\d*", rest):
+        return "thumb"  # 3ds Max Biped: Finger0 is the thumb, Finger1 to Finger4 the others
     rest = re.sub(r"\d+$", "", rest)
     if not rest:
         return None
@@ -167,15 +186,18 @@ def _part_of(rest: str, mixamo: bool) -> str | None:
 
 def classify(skeleton) -> dict[int, tuple[str, str | None]]:
     """``{joint index: (part, side)}`` for the joints whose names match a rule (side 'l', 'r'
-    or None). The root named like a pelvis/hips counts as ``pelvis``."""
+    or None). The root named like a pelvis/hips counts as ``pelvis``. A joint named as a
+    shoulder with another shoulder joint below it (Unity's ``LeftShoulder`` above
+    ``LeftUpperArm``, Blender's ``shoulder.L`` above ``upper_arm.L``) is the collar."""
     names = skeleton.names
     mixamo = any(("upleg" in k or "forearm" in k) for k in (re.sub(r"[^a-z]", "", _strip(n).lower()) for n in names))
     out: dict[int, tuple[str, str | None]] = {}
     for idx, name in enumerate(names):
         if idx == 0:
-            low = re.sub(r"[^a-z]", "", _strip(name).lower())
-            if low in ("hips", "hip", "pelvis", "root", "hipsroot"):
-                out[0] = ("pelvis", None)
+            for _side, rest in _split_side(name):
+                if rest in ("hips", "hip", "pelvis", "root", "hipsroot"):
+                    out[0] = ("pelvis", None)
+                    break
             continue
         for side, rest in _split_side(name):
             part = _part_of(rest, mixamo)
@@ -183,6 +205,16 @@ def classify(skeleton) -> dict[int, tuple[str, str | None]]:
                 continue
             out[idx] = (part, side)
             break
+    # a shoulder above another shoulder (before an elbow) is the collar bone's joint
+    parents = skeleton.parents
+    for idx in range(skeleton.n_joints - 1, 0, -1):
+        if out.get(idx, ("",))[0] != "shoulder":
+            continue
+        j = int(parents[idx])
+        while j > 0 and out.get(j, ("",))[0] not in ("elbow", "wrist", "spine", "neck", "head", "pelvis"):
+            if out.get(j, ("",))[0] == "shoulder":
+                out[j] = ("collar", out[j][1])
+            j = int(parents[j])
     return out
 
 
@@ -207,8 +239,8 @@ def _size(positions: np.ndarray) -> float:
 
 def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, dict]:
     """(up, left, sources) from positions ``p`` (n, 3): up from the root towards the neck and
-    head (else the spine, else away from the ankles), left from the right-side hips and
-    shoulders (else every sided joint) to the left-side ones, made perpendicular to up."""
+    head (else the spine, else away from the ankles), left from the right-side hips (else
+    shoulders, else every sided joint) to the left-side ones, made perpendicular to up."""
     sources = {}
     up = None
     for group, label in ((("head", "neck"), "root to neck/head"), (("spine",), "root to spine"),
@@ -224,8 +256,13 @@ def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndar
             sources["up"] = label
             break
         up = None
+    if up is not None:
+        up = _snap(up)  # before left is made perpendicular to it, so that left stays horizontal
     left = None
-    for group in (("hip", "pelvis", "knee", "collar", "shoulder"), None):
+    # the hips first: a captured rest pose's shoulders are often less symmetric than its hips
+    # (CMU 131's lean 0.7 degrees off its hips' axis)
+    for group, label in ((("hip", "pelvis", "knee"), "right to left hips"),
+                         (("collar", "shoulder"), "right to left shoulders"), (None, "right-side to left-side joints")):
         lefts = [i for i, (part, side) in parts.items() if side == "l" and (group is None or part in group)]
         rights = [i for i, (part, side) in parts.items() if side == "r" and (group is None or part in group)]
         if not lefts or not rights:
@@ -235,7 +272,7 @@ def _up_left(skeleton, parts, p: np.ndarray) -> tuple[np.ndarray | None, np.ndar
             d = d - np.dot(d, up) * up
         if float(np.linalg.norm(d)) > 1e-3 * _size(p):
             left = d / np.linalg.norm(d)
-            sources["left"] = "right to left hips/shoulders" if group else "right-side to left-side joints"
+            sources["left"] = label
             break
     return up, left, sources
 
@@ -301,9 +338,10 @@ def _torso_rotation(parts, rest: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return U @ np.diag([1.0, 1.0, d]) @ Vt
 
 
-#: A body axis within this angle of a coordinate axis is taken to be that axis: rigs are built
-#: along their file's axes, and a spine leaning back by a few degrees at rest (the procedural
-#: walk's rig: 0.5 degrees) should not tilt every hinge axis with it.
+#: An up axis within this angle of a coordinate axis is taken to be that axis: rigs stand along
+#: their file's vertical, and a spine leaning back by a few degrees at rest (the procedural walk's
+#: rig: 0.5 degrees) should not tilt every hinge axis with it. Left (from the hips and shoulders)
+#: is not snapped, so that a rig turned about the vertical by any angle gets the same limits.
 SNAP_ANGLE = math.radians(10.0)
 
 
@@ -320,15 +358,15 @@ def body_axes(skeleton, pose=None) -> BodyAxes:
     """Up, left and forward of a skeleton's body in its rest pose (module docstring).
 
     Up runs from the root to the neck and head (else the spine; else from the ankles to the
-    root), left from the right hips/shoulders to the left ones, both taken from the joint names
+    root), left from the right hips (else shoulders) to the left ones, both taken from the joint names
     (``classify``); forward is perpendicular to both and points where the feet point (else
     where the knees bend, else opposite to where the elbows bend), so a mirrored rig's forward
     is found, not assumed right-handed. Where the rest pose shows none of these (a rig standing
     with straight limbs and no feet, or a rest pose that is no pose at all), ``pose`` (n, 3), a
     take's first frame, is looked at instead, and its axes are carried back to the rest pose
     by the torso's rotation; failing that, forward = left x up (a right-handed body) and up +Y,
-    left +X where there are no names to go by. Up and left within ``SNAP_ANGLE`` of a
-    coordinate axis are taken to be that axis. ``sources`` says which cue gave each axis.
+    left +X where there are no names to go by. Up within ``SNAP_ANGLE`` of a coordinate axis
+    is taken to be that axis (left is only made perpendicular to it). ``sources`` says which cue gave each axis.
     """
     from fabrik._validation import as_points
 
@@ -355,7 +393,8 @@ def body_axes(skeleton, pose=None) -> BodyAxes:
         guess = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
         left, sources["left"] = guess, "assumed +X"
     up = _snap(up)
-    left = _snap(_unit(left - np.dot(left, up) * up))
+    # left is not snapped: a rig turned about the vertical (a take exported facing 5 degrees off
+    # an axis) keeps its hinges across its own body
     left = _unit(left - np.dot(left, up) * up)
     side = np.cross(left, up)
     strength, label = _forward_cue(skeleton, parts, rest, lengths, up, left)
