@@ -129,16 +129,8 @@ def _mmt_to(A, B, C):
 
 
 @njit(cache=True, inline="always")
-def _mm(A, B):
-    """A @ B for 3 x 3 matrices, written out (numba's ``@`` goes through BLAS: slow at this size)."""
-    C = np.empty((3, 3))
-    _mm_to(A, B, C)
-    return C
-
-
-@njit(cache=True, inline="always")
 def _mtm(A, B):
-    """A.T @ B for 3 x 3 matrices."""
+    """A.T @ B for 3 x 3 matrices, written out (numba's ``@`` goes through BLAS: slow at this size)."""
     C = np.empty((3, 3))
     _mtm_to(A, B, C)
     return C
@@ -158,15 +150,6 @@ def _mv(A, v):
     out = np.empty(3)
     for i in range(3):
         out[i] = A[i, 0] * v[0] + A[i, 1] * v[1] + A[i, 2] * v[2]
-    return out
-
-
-@njit(cache=True, inline="always")
-def _mtv(A, v):
-    """A.T @ v for a 3 x 3 matrix and a 3-vector."""
-    out = np.empty(3)
-    for i in range(3):
-        out[i] = A[0, i] * v[0] + A[1, i] * v[1] + A[2, i] * v[2]
     return out
 
 

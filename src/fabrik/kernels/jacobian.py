@@ -22,7 +22,7 @@ placed at the bone's length along it. When the next joint is a hinge the bone is
 itself, within its twist range, so that the hinge plane holds the child bone's turned direction
 (``hinge_alignment_twist``, as constrained FABRIK's backward stage does). So every pose after a
 step satisfies every limit, and bone lengths are exact. Frames, the packed limit rows and the root
-frame are those of ``fabrik.kernels.fabrik_constrained``.
+frame are those of limited FABRIK (``fabrik.kernels.fabrik_chain``).
 """
 
 import numpy as np

@@ -16,7 +16,7 @@ frame and the target rotation; ``reached`` means both within ``tol`` and ``orien
 wrist: joints 4-6 meeting at one point) by the study's method (``fabrik.kernels.arm_ik``, one
 closed-form pass), and any other arm as ``fabrik-revolute`` does: FABRIK's forward and backward
 stages on the arm's joints, each joint turning the rest of the arm in closed form within its
-limits (``fabrik.kernels.arm_fabrik``), restarted from random angles within the limits when an
+limits (``fabrik.kernels.arm_methods``), restarted from random angles within the limits when an
 attempt stalls (``search``).
 """
 
@@ -31,9 +31,8 @@ import numpy as np
 
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
-from fabrik.kernels.arm_fabrik import fabrik_arm
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
-from fabrik.kernels.arm_methods import ccd_arm, dls_arm
+from fabrik.kernels.arm_methods import ccd_arm, dls_arm, fabrik_arm
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
@@ -201,7 +200,7 @@ MARKER = 0.15
 
 
 def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
-    """FABRIK on any revolute arm (``fabrik.kernels.arm_fabrik``), restarted while it stalls."""
+    """FABRIK on any revolute arm (``fabrik.kernels.arm_methods``), restarted while it stalls."""
     announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
     return _restarted(arm, method, target, rotation, initial, tol, max_iter, options,
