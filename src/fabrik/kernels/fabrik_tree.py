@@ -299,7 +299,7 @@ def keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors
 
 @njit(cache=True, error_model="numpy")
 def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initial_frames, roots, root_from_target,
-                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes):
+                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes, stop_short):
     """``fabrik_tree`` over a run of frames, each started from the answer (and, with limits, the
     frames) of the frame before.
 
@@ -309,9 +309,14 @@ def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initi
     ``out_frames[f]`` (n, 3, 3); its iterations to ``iterations[f]``, its effectors' errors to
     ``errors[f]`` (k,) and its status to ``codes[f]``.
 
-    Returns the number of frames solved: F, or the index of the first frame whose status is
-    negative (bad input, ``codes[f]`` says which), where the run stops. One call for a whole take
-    saves the per-frame cost of checking inputs and building results in Python.
+    ``stop_short``: also stop after the first frame that ends short of its targets (a status
+    other than ``REACHED``), so that the caller can retry it (``turn_search``) before the frames
+    after it are solved from its answer.
+
+    Returns the number of frames written: F; the index f of the first frame whose status is
+    negative (bad input, ``codes[f]`` says which; nothing written for it); or, with
+    ``stop_short``, f + 1 for the first frame f that ended short (written). One call for a whole
+    take saves the per-frame cost of checking inputs and building results in Python.
     """
     released = np.zeros_like(groups[5])
     prev = initial
@@ -330,4 +335,6 @@ def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initi
         errors[f] = err
         prev = p
         prev_frames = frames
+        if stop_short and code != REACHED:
+            return f + 1
     return targets.shape[0]
