@@ -18,7 +18,8 @@ One iteration:
   of the positions its active children propose (one child: plain FABRIK; several: a sub-base,
   section 4.1). Then the joint's bone is placed and the joint proposes its parent's position at
   the bone's length behind it: along the line through the parent's old position, or, with
-  limits, along its frame restricted by the limits (``forward_limited``).
+  limits, along its frame restricted by the limits (the forward placement of
+  ``fabrik.kernels.tree_limits``, written out in the loop).
 * Backward stage, from the root outwards: the root back on ``root``; every active joint on the
   line from its new parent towards its forward-stage position (with limits: ``backward_stage``,
   which projects every bone into its limit); untargeted subtrees carried along (by translation
@@ -46,7 +47,10 @@ from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRES
                                       still_converging)
 from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, move_to_root, rebuild_lengths,
                                  swing_limbs, tree_setup)
-from fabrik.kernels.tree_limits import backward_stage, fit_root_frame, forward_limited
+from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE
+from fabrik.kernels.tree_limits import (_circular_own, _circular_reverse, _cone_inside, _hinge_own, _hinge_reverse,
+                                        _place_general, _reverse_general, _tr, _unit_between, align_hinge_twist,
+                                        backward_stage, fit_root_frame)
 from fabrik.kernels.vec import TINY, place_on_line
 
 
@@ -178,8 +182,41 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             if limited:
                 length = lengths[i]
                 if length > 0.0:
-                    forward_limited(p, F, i, q, eps, parents, Q, rows, circ, hcs, own_start, own_list, active, P3, D3,
-                                    G, R, T, d, h)
+                    # the limited placement (tree_limits module docstring), written out here: as an
+                    # inlined function its seventeen array arguments cost a reference count increment
+                    # and decrement each per joint and iteration. The old frame carried onto the
+                    # proposed direction (q's old position -> i) is the candidate F[i] ...
+                    r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+                    if r <= eps:
+                        d[0] = F[i, 0, 1]
+                        d[1] = F[i, 1, 1]
+                        d[2] = F[i, 2, 1]
+                    _tr(F, i, F, i, d[0], d[1], d[2])
+                    # ... turned to hold a hinge child in its plane, then back by every limited
+                    # child's limit read reversed ...
+                    aligned = False
+                    for m in range(own_start[i], own_start[i + 1]):
+                        c = own_list[m]
+                        pc = parents[c]
+                        if not active[c] or (rows[pc, COL_TYPE] == 0.0 and rows[pc, COL_TWIST_FLAG] == 0.0):
+                            continue
+                        if not aligned and rows[pc, COL_TYPE] == TYPE_HINGE:
+                            align_hinge_twist(F, i, Q, c, rows, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+                            aligned = True
+                        if circ[pc, 0] <= 1.0:
+                            _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
+                        elif hcs[pc, 0] != 0.0:
+                            _hinge_reverse(F, i, c, Q, rows, hcs, pc)
+                        elif not _cone_inside(rows, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+                            _reverse_general(F, i, c, Q, rows, pc, P3, D3, G, R, h, T)
+                    # ... and last restricted by its own limit against its reference F[q] Q[i]
+                    if circ[q, 0] <= 1.0:
+                        _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+                    elif hcs[q, 0] != 0.0:
+                        _hinge_own(F, q, Q, i, rows, hcs, P3)
+                    elif (rows[q, COL_TYPE] != 0.0 or rows[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+                            rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+                        _place_general(F, i, q, Q, rows, P3, D3, R, d)
                     for c in range(3):
                         proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
                 else:
