@@ -164,22 +164,30 @@ def _branches(parents: np.ndarray) -> np.ndarray:
     return out
 
 
-def _turn_search(attempt, first, p0, F0, up, parents, idx, tol):
+def _turn_rotations(up: np.ndarray) -> list[np.ndarray]:
+    """The rotations of ``TURN_SEARCH_DEGREES`` about the unit ``up``, in that order."""
+    return [_axis_rotation(up, math.radians(degrees)) for degrees in TURN_SEARCH_DEGREES]
+
+
+def _turn_search(attempt, first, p0, F0, up, parents, idx, tol, rotations=None, branch=None):
     """The best answer of ``attempt(p, F)`` (the kernel's 6-tuple) over turned starts: the root's
     frame and the root's branches holding an effector the unturned answer ``first`` left short
     (further than ``tol``), turned as one about ``up`` through the root ``p0[0]`` by each
     of ``TURN_SEARCH_DEGREES``; the other branches (the limbs that reached) start where they were.
     The reaching answer that moves the joints least from ``p0`` wins (tracking continuity); with
-    none, the lowest largest error. Iterations are summed over every attempt."""
-    axis = up
-    branch = _branches(parents)
+    none, the lowest largest error. Iterations are summed over every attempt. ``rotations``
+    (``_turn_rotations(up)``) and ``branch`` (``_branches(parents)``) may be given computed once
+    for a whole take."""
+    if rotations is None:
+        rotations = _turn_rotations(up)
+    if branch is None:
+        branch = _branches(parents)
     short = {int(branch[j]) for j, e in zip(idx.tolist(), first[4].tolist()) if e > tol}
     turned = np.array([b in short for b in branch.tolist()]) if short else np.ones(branch.shape[0], dtype=bool)
     turned[0] = True
     best, best_key = first, (1, float(first[4].max()) if first[4].size else 0.0)
     total = first[3]
-    for degrees in TURN_SEARCH_DEGREES:
-        R = _axis_rotation(axis, math.radians(degrees))
+    for R in rotations:
         p = p0.copy()
         F = F0.copy()
         p[turned] = (p0[turned] - p0[0]) @ R.T + p0[0]
@@ -474,6 +482,8 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
     tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(options.swing_limbs)
     up = rest_up(skeleton) if options.turn_search and root_matrix is None else None
+    if up is not None:
+        rotations, branch = _turn_rotations(up), _branches(arrays.parents)
     out = np.empty((frames, n, 3))
     out_frames = np.empty((frames, n, 3, 3))
     iterations = np.zeros(frames, dtype=np.int64)
@@ -507,7 +517,7 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
             # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
             first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(), int(codes[f]))
             answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
-                                  arrays.parents, idx, tol)
+                                  arrays.parents, idx, tol, rotations, branch)
             out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
         prev, prev_frames = out[end - 1], out_frames[end - 1]
         if progress is not None:
