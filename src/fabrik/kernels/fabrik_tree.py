@@ -18,8 +18,8 @@ One iteration:
   of the positions its active children propose (one child: plain FABRIK; several: a sub-base,
   section 4.1). Then the joint's bone is placed and the joint proposes its parent's position at
   the bone's length behind it: along the line through the parent's old position, or, with
-  limits, along its frame restricted by the limits (the forward placement of
-  ``fabrik.kernels.tree_limits``, written out in the loop).
+  limits, along its frame restricted by the limits (the limited placement of
+  ``fabrik.kernels.tree_limits``, written out in its own loop).
 * Backward stage, from the root outwards: the root back on ``root``; every active joint on the
   line from its new parent towards its forward-stage position (with limits: ``backward_stage``,
   which projects every bone into its limit); untargeted subtrees carried along (by translation
@@ -162,38 +162,39 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             proposal_sum[i, 0] = 0.0
             proposal_sum[i, 1] = 0.0
             proposal_sum[i, 2] = 0.0
-        for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
-            i = active_list[a]
-            s = slot[i]
-            g = group_of[i] if n_groups > 0 else -1
-            if s >= 0:
-                p[i, 0] = goal[s, 0]
-                p[i, 1] = goal[s, 1]
-                p[i, 2] = goal[s, 2]
-            elif g >= 0 and active_members[g] >= 2 and not released[g]:
-                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                   proposal_sum, proposal_count, fit_scratch[0])
-            elif proposal_count[i] > 0:
-                w = 1.0 / proposal_count[i]
-                p[i, 0] = proposal_sum[i, 0] * w
-                p[i, 1] = proposal_sum[i, 1] * w
-                p[i, 2] = proposal_sum[i, 2] * w
-            q = parents[i]
-            if limited:
+        if limited:
+            # the limited placement (tree_limits module docstring), written out in this loop: through
+            # an inlined or called function every array argument costs a reference count increment
+            # and decrement per joint (or per call); a loop of its own keeps the plain one as it was
+            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+                i = active_list[a]
+                s = slot[i]
+                g = group_of[i] if n_groups > 0 else -1
+                if s >= 0:
+                    p[i, 0] = goal[s, 0]
+                    p[i, 1] = goal[s, 1]
+                    p[i, 2] = goal[s, 2]
+                elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, proposal_count, fit_scratch[0])
+                elif proposal_count[i] > 0:
+                    w = 1.0 / proposal_count[i]
+                    p[i, 0] = proposal_sum[i, 0] * w
+                    p[i, 1] = proposal_sum[i, 1] * w
+                    p[i, 2] = proposal_sum[i, 2] * w
+                q = parents[i]
                 length = lengths[i]
                 if length > 0.0:
-                    # the limited placement (tree_limits module docstring), written out here: as an
-                    # inlined function its seventeen array arguments cost a reference count increment
-                    # and decrement each per joint and iteration. The old frame carried onto the
-                    # proposed direction (q's old position -> i) is the candidate F[i] ...
+                    # the old frame carried onto the proposed direction (q's old position -> i) is the
+                    # candidate F[i] ...
                     r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
                     if r <= eps:
                         d[0] = F[i, 0, 1]
                         d[1] = F[i, 1, 1]
                         d[2] = F[i, 2, 1]
                     _tr(F, i, F, i, d[0], d[1], d[2])
-                    # ... turned to hold a hinge child in its plane, then back by every limited
-                    # child's limit read reversed ...
+                    # ... turned to hold a hinge child in its plane, then back by every limited child's
+                    # limit read reversed ...
                     aligned = False
                     for m in range(own_start[i], own_start[i + 1]):
                         c = own_list[m]
@@ -223,23 +224,41 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                     for c in range(3):
                         proposal_sum[q, c] += p[i, c]
                 proposal_count[q] += 1
-                continue
-            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
-                continue  # a rigid member proposes through its group's fit at the centre
-            x = p[q, 0] - p[i, 0]
-            y = p[q, 1] - p[i, 1]
-            z = p[q, 2] - p[i, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            if r > eps:
-                lam = lengths[i] / r
-                proposal_sum[q, 0] += p[i, 0] + lam * x
-                proposal_sum[q, 1] += p[i, 1] + lam * y
-                proposal_sum[q, 2] += p[i, 2] + lam * z
-            else:
-                proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
-                proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
-                proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
-            proposal_count[q] += 1
+        else:
+            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+                i = active_list[a]
+                s = slot[i]
+                g = group_of[i] if n_groups > 0 else -1
+                if s >= 0:
+                    p[i, 0] = goal[s, 0]
+                    p[i, 1] = goal[s, 1]
+                    p[i, 2] = goal[s, 2]
+                elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, proposal_count, fit_scratch[0])
+                elif proposal_count[i] > 0:
+                    w = 1.0 / proposal_count[i]
+                    p[i, 0] = proposal_sum[i, 0] * w
+                    p[i, 1] = proposal_sum[i, 1] * w
+                    p[i, 2] = proposal_sum[i, 2] * w
+                q = parents[i]
+                if (n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2
+                        and not released[in_group[i]]):
+                    continue  # a rigid member proposes through its group's fit at the centre
+                x = p[q, 0] - p[i, 0]
+                y = p[q, 1] - p[i, 1]
+                z = p[q, 2] - p[i, 2]
+                r = np.sqrt(x * x + y * y + z * z)
+                if r > eps:
+                    lam = lengths[i] / r
+                    proposal_sum[q, 0] += p[i, 0] + lam * x
+                    proposal_sum[q, 1] += p[i, 1] + lam * y
+                    proposal_sum[q, 2] += p[i, 2] + lam * z
+                else:
+                    proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
+                    proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
+                    proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
+                proposal_count[q] += 1
         # backward stage: root back on its base, then outwards along every branch
         if limited:
             if not root_fixed:
