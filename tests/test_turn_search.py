@@ -84,6 +84,21 @@ def test_the_whole_take_path_gives_the_frame_by_frame_answers(turn_search):
         previous, frames = sol.positions, sol.extras["frames"]
 
 
+def test_runs_cut_for_a_progress_bar_give_the_same_answers():
+    # a compiled run stops after a frame that ends short, and with a progress bar also every 1% of
+    # the take (here every frame): the retries and the take go on from the same answers either way
+    body, limited, paths = _turning_body(150.0, 30)
+    rest = body.rest_positions()
+    whole = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, turn_search=True)
+    cut = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, turn_search=True, progress=True)
+    held = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True)
+    assert (whole.iterations != held.iterations).any()  # some frame was retried
+    np.testing.assert_array_equal(whole.positions, cut.positions)
+    np.testing.assert_array_equal(whole.frames, cut.frames)
+    np.testing.assert_array_equal(whole.iterations, cut.iterations)
+    np.testing.assert_array_equal(whole.status_codes, cut.status_codes)
+
+
 @settings(max_examples=10, deadline=None)
 @given(degrees=st.floats(-180.0, 180.0), frames=st.integers(2, 12), seed=st.integers(0, 2**31 - 1))
 def test_searched_answers_keep_the_limits_and_bones_and_never_lose_to_the_unturned_start(degrees, frames, seed):

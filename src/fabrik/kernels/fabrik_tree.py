@@ -18,7 +18,8 @@ One iteration:
   of the positions its active children propose (one child: plain FABRIK; several: a sub-base,
   section 4.1). Then the joint's bone is placed and the joint proposes its parent's position at
   the bone's length behind it: along the line through the parent's old position, or, with
-  limits, along its frame restricted by the limits (``forward_limited``).
+  limits, along its frame restricted by the limits (the limited placement of
+  ``fabrik.kernels.tree_limits``, written out in its own loop).
 * Backward stage, from the root outwards: the root back on ``root``; every active joint on the
   line from its new parent towards its forward-stage position (with limits: ``backward_stage``,
   which projects every bone into its limit); untargeted subtrees carried along (by translation
@@ -46,7 +47,10 @@ from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRES
                                       still_converging)
 from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, move_to_root, rebuild_lengths,
                                  swing_limbs, tree_setup)
-from fabrik.kernels.tree_limits import backward_stage, fit_root_frame, forward_limited
+from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE
+from fabrik.kernels.tree_limits import (_circular_own, _circular_reverse, _cone_inside, _hinge_own, _hinge_reverse,
+                                        _place_general, _reverse_general, _tr, _unit_between, align_hinge_twist,
+                                        backward_stage, fit_root_frame)
 from fabrik.kernels.vec import TINY, place_on_line
 
 
@@ -158,51 +162,103 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             proposal_sum[i, 0] = 0.0
             proposal_sum[i, 1] = 0.0
             proposal_sum[i, 2] = 0.0
-        for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
-            i = active_list[a]
-            s = slot[i]
-            g = group_of[i] if n_groups > 0 else -1
-            if s >= 0:
-                p[i, 0] = goal[s, 0]
-                p[i, 1] = goal[s, 1]
-                p[i, 2] = goal[s, 2]
-            elif g >= 0 and active_members[g] >= 2 and not released[g]:
-                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                   proposal_sum, proposal_count, fit_scratch[0])
-            elif proposal_count[i] > 0:
-                w = 1.0 / proposal_count[i]
-                p[i, 0] = proposal_sum[i, 0] * w
-                p[i, 1] = proposal_sum[i, 1] * w
-                p[i, 2] = proposal_sum[i, 2] * w
-            q = parents[i]
-            if limited:
+        if limited:
+            # the limited placement (tree_limits module docstring), written out in this loop: through
+            # an inlined or called function every array argument costs a reference count increment
+            # and decrement per joint (or per call); a loop of its own keeps the plain one as it was
+            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+                i = active_list[a]
+                s = slot[i]
+                g = group_of[i] if n_groups > 0 else -1
+                if s >= 0:
+                    p[i, 0] = goal[s, 0]
+                    p[i, 1] = goal[s, 1]
+                    p[i, 2] = goal[s, 2]
+                elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, proposal_count, fit_scratch[0])
+                elif proposal_count[i] > 0:
+                    w = 1.0 / proposal_count[i]
+                    p[i, 0] = proposal_sum[i, 0] * w
+                    p[i, 1] = proposal_sum[i, 1] * w
+                    p[i, 2] = proposal_sum[i, 2] * w
+                q = parents[i]
                 length = lengths[i]
                 if length > 0.0:
-                    forward_limited(p, F, i, q, eps, parents, Q, rows, circ, hcs, own_start, own_list, active, P3, D3,
-                                    G, R, T, d, h)
+                    # the old frame carried onto the proposed direction (q's old position -> i) is the
+                    # candidate F[i] ...
+                    r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+                    if r <= eps:
+                        d[0] = F[i, 0, 1]
+                        d[1] = F[i, 1, 1]
+                        d[2] = F[i, 2, 1]
+                    _tr(F, i, F, i, d[0], d[1], d[2])
+                    # ... turned to hold a hinge child in its plane, then back by every limited child's
+                    # limit read reversed ...
+                    aligned = False
+                    for m in range(own_start[i], own_start[i + 1]):
+                        c = own_list[m]
+                        pc = parents[c]
+                        if not active[c] or (rows[pc, COL_TYPE] == 0.0 and rows[pc, COL_TWIST_FLAG] == 0.0):
+                            continue
+                        if not aligned and rows[pc, COL_TYPE] == TYPE_HINGE:
+                            align_hinge_twist(F, i, Q, c, rows, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+                            aligned = True
+                        if circ[pc, 0] <= 1.0:
+                            _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
+                        elif hcs[pc, 0] != 0.0:
+                            _hinge_reverse(F, i, c, Q, rows, hcs, pc)
+                        elif not _cone_inside(rows, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+                            _reverse_general(F, i, c, Q, rows, pc, P3, D3, G, R, h, T)
+                    # ... and last restricted by its own limit against its reference F[q] Q[i]
+                    if circ[q, 0] <= 1.0:
+                        _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+                    elif hcs[q, 0] != 0.0:
+                        _hinge_own(F, q, Q, i, rows, hcs, P3)
+                    elif (rows[q, COL_TYPE] != 0.0 or rows[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+                            rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+                        _place_general(F, i, q, Q, rows, P3, D3, R, d)
                     for c in range(3):
                         proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
                 else:
                     for c in range(3):
                         proposal_sum[q, c] += p[i, c]
                 proposal_count[q] += 1
-                continue
-            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
-                continue  # a rigid member proposes through its group's fit at the centre
-            x = p[q, 0] - p[i, 0]
-            y = p[q, 1] - p[i, 1]
-            z = p[q, 2] - p[i, 2]
-            r = np.sqrt(x * x + y * y + z * z)
-            if r > eps:
-                lam = lengths[i] / r
-                proposal_sum[q, 0] += p[i, 0] + lam * x
-                proposal_sum[q, 1] += p[i, 1] + lam * y
-                proposal_sum[q, 2] += p[i, 2] + lam * z
-            else:
-                proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
-                proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
-                proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
-            proposal_count[q] += 1
+        else:
+            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+                i = active_list[a]
+                s = slot[i]
+                g = group_of[i] if n_groups > 0 else -1
+                if s >= 0:
+                    p[i, 0] = goal[s, 0]
+                    p[i, 1] = goal[s, 1]
+                    p[i, 2] = goal[s, 2]
+                elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, proposal_count, fit_scratch[0])
+                elif proposal_count[i] > 0:
+                    w = 1.0 / proposal_count[i]
+                    p[i, 0] = proposal_sum[i, 0] * w
+                    p[i, 1] = proposal_sum[i, 1] * w
+                    p[i, 2] = proposal_sum[i, 2] * w
+                q = parents[i]
+                if (n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2
+                        and not released[in_group[i]]):
+                    continue  # a rigid member proposes through its group's fit at the centre
+                x = p[q, 0] - p[i, 0]
+                y = p[q, 1] - p[i, 1]
+                z = p[q, 2] - p[i, 2]
+                r = np.sqrt(x * x + y * y + z * z)
+                if r > eps:
+                    lam = lengths[i] / r
+                    proposal_sum[q, 0] += p[i, 0] + lam * x
+                    proposal_sum[q, 1] += p[i, 1] + lam * y
+                    proposal_sum[q, 2] += p[i, 2] + lam * z
+                else:
+                    proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
+                    proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
+                    proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
+                proposal_count[q] += 1
         # backward stage: root back on its base, then outwards along every branch
         if limited:
             if not root_fixed:
@@ -299,7 +355,7 @@ def keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors
 
 @njit(cache=True, error_model="numpy")
 def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initial_frames, roots, root_from_target,
-                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes):
+                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes, stop_short):
     """``fabrik_tree`` over a run of frames, each started from the answer (and, with limits, the
     frames) of the frame before.
 
@@ -309,9 +365,14 @@ def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initi
     ``out_frames[f]`` (n, 3, 3); its iterations to ``iterations[f]``, its effectors' errors to
     ``errors[f]`` (k,) and its status to ``codes[f]``.
 
-    Returns the number of frames solved: F, or the index of the first frame whose status is
-    negative (bad input, ``codes[f]`` says which), where the run stops. One call for a whole take
-    saves the per-frame cost of checking inputs and building results in Python.
+    ``stop_short``: also stop after the first frame that ends short of its targets (a status
+    other than ``REACHED``), so that the caller can retry it (``turn_search``) before the frames
+    after it are solved from its answer.
+
+    Returns the number of frames written: F; the index f of the first frame whose status is
+    negative (bad input, ``codes[f]`` says which; nothing written for it); or, with
+    ``stop_short``, f + 1 for the first frame f that ended short (written). One call for a whole
+    take saves the per-frame cost of checking inputs and building results in Python.
     """
     released = np.zeros_like(groups[5])
     prev = initial
@@ -330,4 +391,6 @@ def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initi
         errors[f] = err
         prev = p
         prev_frames = frames
+        if stop_short and code != REACHED:
+            return f + 1
     return targets.shape[0]

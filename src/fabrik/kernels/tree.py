@@ -15,7 +15,7 @@ Status codes follow ``fabrik.solvers.result.STATUSES``; negative codes report ba
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.frames import rotate_frame, rotation_between
+from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.vec import rotate_span
 
 #: Returned as the status when a target index is out of range or appears twice.
@@ -183,16 +183,22 @@ def swing_limbs(p, F, limb_tops, parents, order, subtree_end, position, slot, ta
     centroid within ``eps`` of the pivot, stay as they are.
     """
     R = np.empty((3, 3))
-    turned = np.empty((3, 3))
     for a in range(limb_tops.shape[0]):
         pivot, start, stop = limb_span(limb_tops[a], parents, subtree_end, position)
         if limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
             rotate_span(p, start, stop, pivot, order, R)
             if F.shape[0] > 0:
                 for b in range(start, stop):
+                    # F[i] <- R @ F[i] column by column, by index (a view F[i] and a slice
+                    # assignment per joint cost more than the product)
                     i = order[b]
-                    rotate_frame(turned, F[i], R)
-                    F[i, :, :] = turned
+                    for c in range(3):
+                        f0 = F[i, 0, c]
+                        f1 = F[i, 1, c]
+                        f2 = F[i, 2, c]
+                        F[i, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
+                        F[i, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
+                        F[i, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
 
 
 @njit(cache=True, error_model="numpy")

@@ -15,7 +15,9 @@ leaving j in its reference frame ``H_c = F[j] Q[c]``; ``circ`` and ``hcs`` flag 
 closed form (circular cones without a twist limit; hinges with their twist held at 0);
 ``own_start``/``own_list`` the non-zero bones whose reference frame is joint i's frame.
 
-Forward stage, joint i with a non-zero bone (``forward_limited``): the proposed bone direction
+Forward stage, joint i with a non-zero bone (written out in the loop of ``fabrik.kernels.fabrik_tree``,
+as is the choice of closed form in ``backward_stage``: through an inlined wrapper every array
+argument costs a reference count increment and decrement per joint): the proposed bone direction
 gives a candidate frame (the old frame carried onto it by the smallest rotation); a hinge on i
 turns it about the bone so that the hinge plane holds the child; every limited child bone already
 placed is read *reversed* (the parent turned by the smallest rotation that puts the child inside
@@ -32,7 +34,9 @@ its limit against its reference frame (``restricted_turn`` for a CCD turn, ``cla
 whole Jacobian step, from the root outwards, untargeted bones carried rigidly with their parent).
 
 The common limits have closed forms written out here, read by index (array views cost reference
-counting in the hot loops); others go through ``fabrik.kernels.constraints``.
+counting in the hot loops) and inlined (a call of a compiled function increments and decrements
+the reference counts of its array arguments; on the CMU skeleton the four hinges make 20 such
+calls per iteration); others go through ``fabrik.kernels.constraints``.
 """
 
 import numpy as np
@@ -90,15 +94,6 @@ def _tr(O, o, F, j, d0, d1, d2):
     O[o, 0, 2] = z0
     O[o, 1, 2] = z1
     O[o, 2, 2] = z2
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _copy_frame(F, i, j):
-    """F[i] <- F[j], by index."""
-    for r in range(3):
-        F[i, r, 0] = F[j, r, 0]
-        F[i, r, 1] = F[j, r, 1]
-        F[i, r, 2] = F[j, r, 2]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -236,7 +231,7 @@ def _hinge_clamp(x, y, hcs, j):
     return hcs[j, 3], hcs[j, 4], 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _hinge_own(F, q, Q, i, limits, hcs, S):
     """Hinge of row q without twist freedom on the bone whose desired frame is F[i], in its
     reference F[q] @ Q[i]: the direction goes into the hinge plane at the clamped angle and the
@@ -256,7 +251,7 @@ def _hinge_own(F, q, Q, i, limits, hcs, S):
     return act
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _hinge_reverse(F, i, c, Q, limits, hcs, pc):
     """Row pc's hinge (twist 0) of the placed child c read reversed: turn the parent candidate F[i]
     about the hinge axis so that the child's angle from the reference F[i] @ Q[c] is in range."""
@@ -310,7 +305,7 @@ def _unit_between(d, p, i, j, fx, fy, fz):
     return r
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def align_hinge_twist(F, i, Q, c, limits, pc, s0, s1, s2):
     """Turn frame F[i] (3, 3) about its own +Y so that the hinge of row pc of ``limits``
     (measured in the reference ``F[i] Q[c]``) holds the unit child direction s in its plane, at an angle inside (or
@@ -512,7 +507,10 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
             p[i, 0] = p[q, 0]
             p[i, 1] = p[q, 1]
             p[i, 2] = p[q, 2]
-            _copy_frame(F, i, q)
+            for r in range(3):  # F[i] <- F[q], written out (see the note below)
+                F[i, r, 0] = F[q, r, 0]
+                F[i, r, 1] = F[q, r, 1]
+                F[i, r, 2] = F[q, r, 2]
             continue
         if active[i]:
             _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
@@ -527,7 +525,19 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
                 _unit_between(d, p, i, c, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
                 align_hinge_twist(F, i, Q, c, limits, parents[c], d[0], d[1], d[2])
                 break
-        if own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
+        # the bone's own limit: its closed form where circ or hcs flag row q, else a cheap inside
+        # test and the general projection (written out: through an inlined wrapper its nine array
+        # arguments cost a reference count increment and decrement each, per joint)
+        if circ[q, 0] <= 1.0:
+            act = _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+        elif hcs[q, 0] != 0.0:
+            act = _hinge_own(F, q, Q, i, limits, hcs, P3)
+        elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
+                limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+            act = _place_general(F, i, q, Q, limits, P3, D3, R, d)
+        else:
+            act = 0
+        if act:
             row_active[q] = 1
         _set_joint(p, q, i, L, F)
 
@@ -616,53 +626,6 @@ def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
         _reference(G, out[q], Q[i])
         _unit_between(d, p, q, i, G[0, 1], G[1, 1], G[2, 1])
         transport(out[i], G, d[0], d[1], d[2])
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d):
-    """Restrict the desired frame F[i] of the bone q -> i by row q of ``limits`` against its
-    reference F[q] @ Q[i]: the closed forms where ``circ`` or ``hcs`` flag the row, else a cheap
-    inside test and the general projection. Returns 1 when the limit is active."""
-    if circ[q, 0] <= 1.0:
-        return _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
-    if hcs[q, 0] != 0.0:
-        return _hinge_own(F, q, Q, i, limits, hcs, P3)
-    if (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-            limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-        return _place_general(F, i, q, Q, limits, P3, D3, R, d)
-    return 0
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def forward_limited(p, F, i, q, eps, parents, Q, limits, circ, hcs, own_start, own_list, active, P3, D3, G, R, T, d,
-                    h):
-    """The forward stage's frame for joint i (placed at ``p[i]``, with a non-zero bone from its
-    parent q): the old frame carried onto the proposed direction (q's old position -> i), turned
-    to hold a hinge child in its plane, turned back by every limited child's limit read reversed,
-    then restricted by its own limit (module docstring). The caller proposes q's position at the
-    bone's length behind ``p[i]`` along F[i]'s +Y."""
-    r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
-    if r <= eps:
-        d[0] = F[i, 0, 1]
-        d[1] = F[i, 1, 1]
-        d[2] = F[i, 2, 1]
-    _tr(F, i, F, i, d[0], d[1], d[2])  # F[i] is the candidate frame from here on
-    aligned = False
-    for m in range(own_start[i], own_start[i + 1]):
-        c = own_list[m]
-        pc = parents[c]
-        if not active[c] or (limits[pc, COL_TYPE] == 0.0 and limits[pc, COL_TWIST_FLAG] == 0.0):
-            continue
-        if not aligned and limits[pc, COL_TYPE] == TYPE_HINGE:
-            align_hinge_twist(F, i, Q, c, limits, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
-            aligned = True
-        if circ[pc, 0] <= 1.0:
-            _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
-        elif hcs[pc, 0] != 0.0:
-            _hinge_reverse(F, i, c, Q, limits, hcs, pc)
-        elif not _cone_inside(limits, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
-            _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T)
-    own_limit(F, i, q, Q, limits, circ, hcs, P3, D3, R, d)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

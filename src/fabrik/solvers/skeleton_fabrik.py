@@ -411,7 +411,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
         first = p0 if start == 0 else out[start - 1]
         done = fabrik_tree_frames(arrays.tree, groups, NO_LIMITS, idx, pos[start:stop], first, NO_FRAMES,
                                   rts[start:stop], root_from_target, tol, max_iter, True, tops, out[start:stop],
-                                  NO_FRAMES, iterations[start:stop], errors[start:stop], codes[start:stop])
+                                  NO_FRAMES, iterations[start:stop], errors[start:stop], codes[start:stop], False)
         if done < stop - start:
             raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
         if progress is not None:

@@ -141,12 +141,6 @@ TURN_SEARCH_DEGREES = (15.0, -15.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0)
 #: The iteration cap of each turned attempt (the solve's own cap where that is lower).
 TURN_SEARCH_MAX_ITER = 1000
 
-#: Frames per call of the whole-take kernel in ``solve_skeleton_constrained_sequence``: after a
-#: frame that ends short and is retried, the rest of its chunk is solved again from the retry's
-#: answer, so a smaller chunk wastes less work and a larger one saves calls.
-SEQUENCE_CHUNK = 8
-
-
 def rest_up(skeleton) -> np.ndarray:
     """The body's up axis in the rest pose (``fabrik.model.humanoid_limits.body_axes``: root to
     neck/head by joint names, else the spine, else ankles to root, else +Y), a unit (3,) vector."""
@@ -170,22 +164,30 @@ def _branches(parents: np.ndarray) -> np.ndarray:
     return out
 
 
-def _turn_search(attempt, first, p0, F0, up, parents, idx, tol):
+def _turn_rotations(up: np.ndarray) -> list[np.ndarray]:
+    """The rotations of ``TURN_SEARCH_DEGREES`` about the unit ``up``, in that order."""
+    return [_axis_rotation(up, math.radians(degrees)) for degrees in TURN_SEARCH_DEGREES]
+
+
+def _turn_search(attempt, first, p0, F0, up, parents, idx, tol, rotations=None, branch=None):
     """The best answer of ``attempt(p, F)`` (the kernel's 6-tuple) over turned starts: the root's
     frame and the root's branches holding an effector the unturned answer ``first`` left short
     (further than ``tol``), turned as one about ``up`` through the root ``p0[0]`` by each
     of ``TURN_SEARCH_DEGREES``; the other branches (the limbs that reached) start where they were.
     The reaching answer that moves the joints least from ``p0`` wins (tracking continuity); with
-    none, the lowest largest error. Iterations are summed over every attempt."""
-    axis = up
-    branch = _branches(parents)
+    none, the lowest largest error. Iterations are summed over every attempt. ``rotations``
+    (``_turn_rotations(up)``) and ``branch`` (``_branches(parents)``) may be given computed once
+    for a whole take."""
+    if rotations is None:
+        rotations = _turn_rotations(up)
+    if branch is None:
+        branch = _branches(parents)
     short = {int(branch[j]) for j, e in zip(idx.tolist(), first[4].tolist()) if e > tol}
     turned = np.array([b in short for b in branch.tolist()]) if short else np.ones(branch.shape[0], dtype=bool)
     turned[0] = True
     best, best_key = first, (1, float(first[4].max()) if first[4].size else 0.0)
     total = first[3]
-    for degrees in TURN_SEARCH_DEGREES:
-        R = _axis_rotation(axis, math.radians(degrees))
+    for R in rotations:
         p = p0.copy()
         F = F0.copy()
         p[turned] = (p0[turned] - p0[0]) @ R.T + p0[0]
@@ -450,10 +452,11 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
                                         progress=None) -> SequenceSolution:
     """A whole take with constrained skeleton FABRIK (``Method.sequence``): frame f started from
     frame f - 1's positions and frames, the first from ``options.initial_frames`` (default
-    ``frames_from_pose(initial)``), in compiled runs of ``SEQUENCE_CHUNK`` frames
-    (``fabrik_tree_frames``). With ``options.turn_search`` a frame that ends short of its targets
-    is solved again as ``turn_search`` says, and the take goes on from that answer. The same
-    answers as solving frame by frame (``solve_skeleton_constrained_arrays``).
+    ``frames_from_pose(initial)``), in compiled runs (``fabrik_tree_frames``): the whole take in
+    one call, or about 1% of it per call with ``progress``. With ``options.turn_search`` a run
+    stops after a frame that ends short of its targets; that frame is solved again as
+    ``turn_search`` says (each turned start one compiled call), and the take goes on from its
+    answer. The same answers as solving frame by frame (``solve_skeleton_constrained_arrays``).
 
     Args:
         indices (k,) int64, paths (F, k, 3), initial (n, 3), roots (F, 3) or None (the root
@@ -479,43 +482,47 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
     tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(options.swing_limbs)
     up = rest_up(skeleton) if options.turn_search and root_matrix is None else None
+    if up is not None:
+        rotations, branch = _turn_rotations(up), _branches(arrays.parents)
     out = np.empty((frames, n, 3))
     out_frames = np.empty((frames, n, 3, 3))
     iterations = np.zeros(frames, dtype=np.int64)
     errors = np.zeros((frames, k))
     codes = np.zeros(frames, dtype=np.int64)
     prev, prev_frames = p0, F0
+    step = frames if progress is None else max(1, frames // 100)
+    one = (np.empty((1, n, 3)), np.empty((1, n, 3, 3)), np.zeros(1, dtype=np.int64), np.zeros((1, k)),
+           np.zeros(1, dtype=np.int64))  # a turned attempt's answer
     start = 0
     while start < frames:
-        stop = min(frames, start + SEQUENCE_CHUNK)
+        stop = min(frames, start + step)
         done = fabrik_tree_frames(tree, groups, limits, idx, pos[start:stop], prev, prev_frames, rts[start:stop],
                                   root_from_target, tol, max_iter, not free_root, tops, out[start:stop],
                                   out_frames[start:stop], iterations[start:stop], errors[start:stop],
-                                  codes[start:stop])
-        if done < stop - start:
+                                  codes[start:stop], up is not None)
+        if done < stop - start and codes[start + done] < 0:  # (a frame not yet written has code 0)
             raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
-        if up is not None:
-            short = np.flatnonzero(codes[start:stop] != REACHED)
-            if short.size:
-                f = start + int(short[0])
-                p_start = prev if f == start else out[f - 1]
-                F_start = prev_frames if f == start else out_frames[f - 1]
+        end = start + done
+        if up is not None and codes[end - 1] != REACHED:  # the run stopped after this frame
+            f = end - 1
+            p_start = prev if f == start else out[f - 1]
+            F_start = prev_frames if f == start else out_frames[f - 1]
 
-                def attempt(p, F, cap=max_iter, f=f):
-                    return fabrik_tree(tree, groups, limits, (idx, pos[f], p, F, rts[f], root_from_target), tol,
-                                       min(cap, max_iter), not free_root, tops, np.zeros(1, dtype=np.bool_))
+            def attempt(p, F, cap=max_iter, f=f):
+                # the run's own kernel (no second compiled signature to load on the first retry)
+                fabrik_tree_frames(tree, groups, limits, idx, pos[f:f + 1], p, F, rts[f:f + 1], root_from_target,
+                                   tol, min(cap, max_iter), not free_root, tops, *one, False)
+                return one[0][0].copy(), one[1][0].copy(), None, int(one[2][0]), one[3][0].copy(), int(one[4][0])
 
-                # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
-                first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(),
-                         int(codes[f]))
-                answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
-                                      arrays.parents, idx, tol)
-                out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
-                stop = f + 1
-        prev, prev_frames = out[stop - 1], out_frames[stop - 1]
+            # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
+            first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(), int(codes[f]))
+            answer = _turn_search(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
+                                  arrays.parents, idx, tol, rotations, branch)
+            out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
+        prev, prev_frames = out[end - 1], out_frames[end - 1]
         if progress is not None:
-            progress(stop - start)
-        start = stop
+            progress(end - start)
+        start = end
     return SequenceSolution(out, iterations, errors, codes, METHOD, tuple(skeleton.names[j] for j in idx.tolist()),
                             out_frames)
 
@@ -529,4 +536,4 @@ def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, 
 add(METHOD, "skeleton", Solver(solve_fabrik_skeleton_constrained, LimitedTrackingOptions(), kernels=(fabrik_tree,)), frame=_frame_solver,
     sequence=_sequence, limits=True, frames=True)
 
-__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "solve_skeleton_constrained_sequence", "rest_up", "TURN_SEARCH_DEGREES", "TURN_SEARCH_MAX_ITER", "SEQUENCE_CHUNK", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
+__all__ = ["solve_fabrik_skeleton_constrained", "FrameOptions", "LimitedTrackingOptions", "solve_skeleton_constrained_arrays", "solve_skeleton_constrained_sequence", "rest_up", "TURN_SEARCH_DEGREES", "TURN_SEARCH_MAX_ITER", "frames_from_world_rotations", "frames_from_pose", "limit_violations", "constrained_skeleton_solution", "METHOD"]
