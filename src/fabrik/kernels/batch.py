@@ -128,10 +128,6 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
         if index[lane] >= 0:
             active += 1
     while active > 0:
-        for lane in range(lanes):
-            prev[0, lane] = P[last, 0, lane]
-            prev[1, lane] = P[last, 1, lane]
-            prev[2, lane] = P[last, 2, lane]
         stage_lanes(P, T, F, bone_lengths, last - 1, -1, -1, eps2)  # forward: from the target to the root
         stage_lanes(P, R, F, bone_lengths, 1, n, 1, eps2)  # backward: from the root back out
         # the end of fabrik_chain_into's iteration, lane by lane
@@ -160,15 +156,21 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
                     out_code[i] = MAX_ITERATIONS
                     done = True
                 else:
-                    mx = P[last, 0, lane] - prev[0, lane]
-                    my = P[last, 1, lane] - prev[1, lane]
-                    mz = P[last, 2, lane] - prev[2, lane]
+                    x = P[last, 0, lane]
+                    y = P[last, 1, lane]
+                    z = P[last, 2, lane]
+                    mx = x - prev[0, lane]
+                    my = y - prev[1, lane]
+                    mz = z - prev[2, lane]
                     if mx * mx + my * my + mz * mz < stol * stol and err > (1.0 - PROGRESS_FRACTION) * prev[3, lane]:
                         # effector_stalled: the stall checks begin; the single solve takes it
                         solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err,
                                     out_code, i)
                         done = True
                     else:
+                        prev[0, lane] = x  # the effector before the next iteration
+                        prev[1, lane] = y
+                        prev[2, lane] = z
                         prev[3, lane] = err
             if done:
                 next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
@@ -291,6 +293,9 @@ def fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
         F[0, lane] = fx
         F[1, lane] = fy
         F[2, lane] = fz
+        prev[0, lane] = start[last, 0]
+        prev[1, lane] = start[last, 1]
+        prev[2, lane] = start[last, 2]
         prev[3, lane] = err
         count[lane] = 0
         index[lane] = i

@@ -15,7 +15,8 @@ from fabrik.solvers.api import DEFAULT_TOL
 from fabrik.solvers.result import STATUSES
 
 #: The ways ``solve_batch`` can run a batch on the CPU (``layout=``): ``"lockstep"`` (default:
-#: LANES targets per SIMD register, ``fabrik.kernels.batch.batch_lockstep``), ``"per-thread"``
+#: LANES targets side by side per thread, ``fabrik.kernels.batch.batch_lockstep``; a batch of
+#: fewer than LANES targets per thread runs per-thread, where lanes would idle), ``"per-thread"``
 #: (one target after another per thread, solved in place) and ``"baseline"`` (one
 #: ``fabrik_chain`` call per target, the plain kernel ``fabrik bench batch`` compares against).
 LAYOUTS = ("lockstep", "per-thread", "baseline")
@@ -275,10 +276,14 @@ def _numba_runner(layout: str, threads: int | None):
         if threads is not None:
             numba.set_num_threads(int(threads))
         try:
-            if layout == "lockstep":
-                # small batches in small chunks, so that every thread gets work
-                chunk = max(1, min(CHUNK, math.ceil(args[2].shape[0] / (4 * numba.get_num_threads()))))
+            count, workers = args[2].shape[0], numba.get_num_threads()
+            if layout == "lockstep" and count >= batch.LANES * workers:
+                # small batches in small chunks, so that every thread gets work; never fewer
+                # targets than lanes, which would ride through every stage idle
+                chunk = max(batch.LANES, min(CHUNK, math.ceil(count / (4 * workers))))
                 kernel(*args, chunk)
+            elif layout == "lockstep":
+                batch.batch_per_thread(*args)
             else:
                 kernel(*args)
         finally:
