@@ -17,9 +17,10 @@ Each figure is the best of ``repeats`` runs (solves per second), after a warm-up
 compiles. Wall-clock rates on a machine other jobs share understate what threads give, so
 the baseline and the lockstep layout are also timed on one thread in CPU time of this process
 (``time.process_time``, best of ``repeats``, on up to ``CPU_TARGETS`` targets): the per-thread
-gain, which load does not distort. The chain-length scan solves reachable targets on straight chains of 10, 100, 1,000
-and 10,000 joints of the same 900-unit reach (``LENGTH_TARGETS`` targets each, one run each)
-with the solve loop (on at most 1,000 of them), the baseline and the lockstep layout. Every batch's answers are checked against the baseline's (``identical``).
+gain, which load distorts less. The chain-length scan solves reachable targets on straight
+chains of 10, 100, 1,000 and 10,000 joints of the same 900-unit reach (``LENGTH_TARGETS``
+targets each, one run each) with the solve loop (on at most 1,000 of them), the baseline and the
+lockstep layout. Every batch's answers are checked against the baseline's (``identical``).
 """
 
 from __future__ import annotations

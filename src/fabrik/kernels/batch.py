@@ -13,8 +13,9 @@ same answers (bit for bit, pinned in tests/test_batch.py):
   lockstep in a structure-of-arrays pose (joint, coordinate, lane), so that one FABRIK stage
   advances every lane's chain by one joint per step. The lanes' placed joints and difference
   vectors stay in registers through a stage (``stage_lanes``): four independent dependency chains
-  of square roots and divides that the CPU overlaps, where one chain waits on each step. A lane runs plain iterations only (the arithmetic of
-  ``fabrik.kernels.vec.reach_sweep``, operation for operation: the same bits); a target that
+  of square roots and divides that the CPU overlaps, where one chain waits on each step. A lane
+  runs plain iterations only (the arithmetic of ``fabrik.kernels.vec.reach_sweep``, operation for
+  operation: the same bits); a target that
   reaches ``tol`` or the cap in them is written out and the lane takes the next target. Every
   other target (out of reach or within ``tol`` of the reach, reached before any iteration, no
   iteration asked for, or one whose effector looks stalled, which starts the stall checks and
