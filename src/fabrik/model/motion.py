@@ -308,6 +308,52 @@ def _swing(a, b):
     return out
 
 
+#: Children (nearly) on one line fix a joint's turn about that line only through the parts of
+#: them off it; those parts are used when they exceed this fraction of the children's lengths
+#: (products of the two, summed), rounding being far below.
+OFF_LINE = 1e-10
+
+
+@njit(cache=True, error_model="numpy")
+def _twist_to_fit(s, a, d, m, ib):
+    """The turn (3, 3) about the solved line ``d[ib]`` that, after the swing ``s``, best maps
+    the first ``m`` rest child vectors ``a`` onto the solved ones ``d`` (children nearly on one
+    line: the least-squares fit of their small parts off the line); identity when those parts are
+    rounding."""
+    out = np.eye(3)
+    nu = np.sqrt(d[ib, 0] ** 2 + d[ib, 1] ** 2 + d[ib, 2] ** 2)
+    if nu < 1e-300:
+        return out
+    u = d[ib] / nu
+    sin_sum = 0.0
+    cos_sum = 0.0
+    size = 0.0
+    for k in range(m):
+        sa = s @ a[k]
+        pa = sa - u * (u[0] * sa[0] + u[1] * sa[1] + u[2] * sa[2])
+        pd = d[k] - u * (u[0] * d[k, 0] + u[1] * d[k, 1] + u[2] * d[k, 2])
+        cos_sum += pa[0] * pd[0] + pa[1] * pd[1] + pa[2] * pd[2]
+        sin_sum += (u[0] * (pa[1] * pd[2] - pa[2] * pd[1]) + u[1] * (pa[2] * pd[0] - pa[0] * pd[2])
+                    + u[2] * (pa[0] * pd[1] - pa[1] * pd[0]))
+        size += np.sqrt(sa[0] ** 2 + sa[1] ** 2 + sa[2] ** 2) * np.sqrt(d[k, 0] ** 2 + d[k, 1] ** 2 + d[k, 2] ** 2)
+    if np.sqrt(sin_sum * sin_sum + cos_sum * cos_sum) <= OFF_LINE * OFF_LINE * size:
+        return out
+    angle = np.arctan2(sin_sum, cos_sum)
+    c = np.cos(angle)
+    sn = np.sin(angle)
+    # Rodrigues: R = c I + sn [u]x + (1 - c) u u^T
+    for r in range(3):
+        for q in range(3):
+            out[r, q] = (1.0 - c) * u[r] * u[q] + (c if r == q else 0.0)
+    out[0, 1] -= sn * u[2]
+    out[0, 2] += sn * u[1]
+    out[1, 0] += sn * u[2]
+    out[1, 2] -= sn * u[0]
+    out[2, 0] -= sn * u[1]
+    out[2, 1] += sn * u[0]
+    return out
+
+
 @njit(cache=True, error_model="numpy")
 def _orthonormalise(m):
     """The rotation nearest a nearly orthonormal (3, 3) matrix (two Newton steps of the polar
@@ -391,6 +437,8 @@ def _solve_local_rotations(parents, offsets, positions, reference, propagate, st
                     done = True
             if not done:
                 s = _swing(a[ib], d[ib])
+                if m >= 2:
+                    s = _twist_to_fit(s, a, d, m, ib) @ s
             wj = s @ wp_ref
             if p >= 0:
                 out[f, j] = _orthonormalise(world[p].T @ wj)
