@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 from scipy.spatial.transform import Rotation
 
-from fabrik.kernels.frames import rotation_between
+from fabrik.kernels.frames import axis_angle_matrix, rotation_between
 from fabrik.model._frozen import frozen
 from fabrik.model.skeleton import Skeleton
 
@@ -338,19 +338,7 @@ def _twist_to_fit(s, a, d, m, ib):
         size += np.sqrt(sa[0] ** 2 + sa[1] ** 2 + sa[2] ** 2) * np.sqrt(d[k, 0] ** 2 + d[k, 1] ** 2 + d[k, 2] ** 2)
     if np.sqrt(sin_sum * sin_sum + cos_sum * cos_sum) <= OFF_LINE * OFF_LINE * size:
         return out
-    angle = np.arctan2(sin_sum, cos_sum)
-    c = np.cos(angle)
-    sn = np.sin(angle)
-    # Rodrigues: R = c I + sn [u]x + (1 - c) u u^T
-    for r in range(3):
-        for q in range(3):
-            out[r, q] = (1.0 - c) * u[r] * u[q] + (c if r == q else 0.0)
-    out[0, 1] -= sn * u[2]
-    out[0, 2] += sn * u[1]
-    out[1, 0] += sn * u[2]
-    out[1, 2] -= sn * u[0]
-    out[2, 0] -= sn * u[1]
-    out[2, 1] += sn * u[0]
+    axis_angle_matrix(out, u[0], u[1], u[2], np.arctan2(sin_sum, cos_sum))
     return out
 
 
