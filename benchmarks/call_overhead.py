@@ -90,19 +90,19 @@ def main() -> None:
 
     def kernel_cold():
         for target in path:
-            entry(np.empty(shape), rest, lengths, target, NO_ROOT, 1e-3, 1000)
+            entry(np.empty(shape), rest, lengths, target, NO_ROOT, 1e-3, 1000, True)
 
     def kernel_warm():
         for target, start in zip(path, kernel_starts):
-            entry(np.empty(shape), start, lengths, target, NO_ROOT, 1e-3, 1000)
+            entry(np.empty(shape), start, lengths, target, NO_ROOT, 1e-3, 1000, True)
 
     def old_kernel_cold():
         for target in path:
-            fabrik_chain(rest, lengths, target, root, 1e-3, 1000)
+            fabrik_chain(rest, lengths, target, root, 1e-3, 1000, True)
 
     def old_kernel_warm():
         for target, start in zip(path, kernel_starts):
-            fabrik_chain(start, lengths, target, root, 1e-3, 1000)
+            fabrik_chain(start, lengths, target, root, 1e-3, 1000, True)
 
     iterations = {"cold": np.mean([fabrik.solve(chain, p).iterations for p in path]),
                   "warm": np.mean([fabrik.solve(chain, p, initial=s).iterations for p, s in zip(path, warm_starts)])}

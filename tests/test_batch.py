@@ -163,7 +163,7 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout="soa"), "layout must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), threads=0), "threads must be"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
-    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no options"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no option 'damping'; it takes turn_start"),
     (lambda c: fabrik.solve_batch(c.with_constraints({1: Cone(0.5, 0.5, 0.5, 0.5)}), np.zeros((3, 3)),
                                   damping=1.0), "orientation_tol"),
     (lambda c: fabrik.solve_batch("chain", np.zeros((3, 3))), "solves a fabrik.Chain"),

@@ -45,7 +45,7 @@ def test_the_hot_path_answers_as_the_checked_path_and_the_old_kernel(case, tol):
         same_solution(fast, checked)
         first = chain._kernel_rest if initial is None else initial
         positions, iterations, error, code = fabrik_chain(first, chain._kernel_lengths, target, first[0].copy(), tol,
-                                                          1000)
+                                                          1000, True)
         assert fast.positions.tobytes() == positions.tobytes()
         assert (fast.iterations, fast.error, fast.status) == (iterations, error, fabrik.STATUSES[code])
 
@@ -131,16 +131,16 @@ def test_the_entry_is_compiled_for_one_signature_and_refuses_others():
     assert len(kernel.signatures) == 1
     p, rest, lengths = np.empty((3, 3)), Chain.straight(3, 1.0)._kernel_rest, np.ones(2)
     with pytest.raises(TypeError):
-        kernel(p, rest, lengths, np.array([1, 1, 0]), entry.NO_ROOT, 1e-3, 10)
+        kernel(p, rest, lengths, np.array([1, 1, 0]), entry.NO_ROOT, 1e-3, 10, True)
     assert len(kernel.signatures) == 1
     # inputs it does not take come back as negative codes, nothing solved
     p[:] = 7.0
-    assert kernel(p, rest, lengths, np.array([np.nan, 0, 0.0]), entry.NO_ROOT, 1e-3, 10)[2] == entry.CHECK_TARGET
-    assert kernel(p, rest[:2], lengths, np.zeros(3), entry.NO_ROOT, 1e-3, 10)[2] == entry.CHECK_INITIAL
-    assert kernel(p, rest, lengths, np.zeros(3), np.array([0.0, np.inf, 0.0]), 1e-3, 10)[2] == entry.CHECK_ROOT
+    assert kernel(p, rest, lengths, np.array([np.nan, 0, 0.0]), entry.NO_ROOT, 1e-3, 10, True)[2] == entry.CHECK_TARGET
+    assert kernel(p, rest[:2], lengths, np.zeros(3), entry.NO_ROOT, 1e-3, 10, True)[2] == entry.CHECK_INITIAL
+    assert kernel(p, rest, lengths, np.zeros(3), np.array([0.0, np.inf, 0.0]), 1e-3, 10, True)[2] == entry.CHECK_ROOT
     assert (p == 7.0).all()
     # a root given is the root used
-    it, err, code = kernel(p, rest, lengths, np.array([1.0, 1.0, 0.0]), np.array([0.5, 0.0, 0.0]), 1e-9, 100)
+    it, err, code = kernel(p, rest, lengths, np.array([1.0, 1.0, 0.0]), np.array([0.5, 0.0, 0.0]), 1e-9, 100, True)
     assert code == 0 and np.array_equal(p[0], [0.5, 0.0, 0.0])
 
 

@@ -22,6 +22,10 @@ same answers (bit for bit, pinned in tests/test_batch.py):
   the singularity bends) is solved from its start by ``fabrik_chain_into`` instead, so its answer
   is the single solve's too.
 
+Start poses are turned towards their targets (``fabrik.kernels.fabrik_chain.warm_turn``, the
+``turn_start`` option of ``fabrik``) before any of these, by ``turn_starts``; the kernels then run
+without the turn, so the GPU backend needs none of its own.
+
 Chains with joint limits (and oriented targets) go through ``batch_constrained``: ``prange``
 over targets, each calling ``fabrik_constrained``, the kernel ``fabrik.solve`` calls.
 
@@ -31,7 +35,7 @@ Status codes as ``fabrik.solvers.result.STATUSES``.
 import numpy as np
 from numba import njit, prange
 
-from fabrik.kernels.fabrik_chain import fabrik_chain, fabrik_chain_into
+from fabrik.kernels.fabrik_chain import fabrik_chain, fabrik_chain_into, start_bent, warm_turn
 from fabrik.kernels.fabrik_constrained import fabrik_constrained
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
@@ -40,6 +44,24 @@ from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
 #: written for exactly this many). Measured with ``benchmarks/lane_ceiling.py``: the bare stage
 #: loop gains 1.5x with 2 such lanes, 2.0x with 4 and no more with 8 or 16.
 LANES = 4
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def turn_starts(initials, bone_lengths, targets, roots, tol, max_iter):
+    """Every target's start pose (initials (1 or N, n, 3)) after ``warm_turn`` towards it: (N, n, 3).
+    roots (1 or N, 3) as ``batch_baseline``'s; a root of shape (N, 0) stands for each start's own."""
+    n_targets = targets.shape[0]
+    total, scale = chain_scale(bone_lengths)
+    eps = TINY * scale
+    out = np.empty((n_targets, initials.shape[1], 3))
+    ss = 0 if initials.shape[0] == 1 else 1
+    rs = 0 if roots.shape[0] == 1 else 1
+    for i in prange(n_targets):
+        out[i] = initials[i * ss]
+        root = roots[i * rs]
+        _, _, _, dist = fallback_direction(root, targets[i], eps)
+        warm_turn(out[i], root, targets[i], tol, max_iter, total, dist)
+    return out
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -53,7 +75,7 @@ def batch_baseline(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     rs = 0 if roots.shape[0] == 1 else 1
     for i in prange(n_targets):
         p, it, err, code = fabrik_chain(initials[i * ss], bone_lengths, targets[i],
-                                        roots[i * rs], tol, max_iter)
+                                        roots[i * rs], tol, max_iter, False)
         out_p[i] = p
         out_it[i] = it
         out_err[i] = err
@@ -70,7 +92,7 @@ def batch_per_thread(initials, bone_lengths, targets, roots, tol, max_iter, out_
     for i in prange(n_targets):
         out_p[i] = initials[i * ss]
         it, err, code = fabrik_chain_into(out_p[i], bone_lengths, targets[i], roots[i * rs],
-                                          tol, max_iter)
+                                          tol, max_iter, False)
         out_it[i] = it
         out_err[i] = err
         out_code[i] = code
@@ -92,7 +114,7 @@ def solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, ou
     """Target ``i`` solved from its start by the single-chain kernel, into the outputs."""
     out_p[i] = initials[0 if initials.shape[0] == 1 else i]
     it, err, code = fabrik_chain_into(out_p[i], bone_lengths, targets[i], roots[0 if roots.shape[0] == 1 else i],
-                                      tol, max_iter)
+                                      tol, max_iter, False)
     out_it[i] = it
     out_err[i] = err
     out_code[i] = code

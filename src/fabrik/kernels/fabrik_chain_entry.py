@@ -40,9 +40,9 @@ CHECK_ROOT = -3
 #: whatever the rounding; a point beyond it is checked by Python.
 CHECK_BELOW = MAX_COORDINATE / 2.0
 
-#: The one signature the entry is compiled for: (p, initial, bone_lengths, target, root, tol, max_iter).
+#: The one signature the entry is compiled for: (p, initial, bone_lengths, target, root, tol, max_iter, turn).
 SIGNATURE = "Tuple((int64, float64, int64))(float64[:, ::1], float64[:, ::1], float64[::1], float64[::1], " \
-            "float64[::1], float64, int64)"
+            "float64[::1], float64, int64, boolean)"
 
 #: ``root`` of shape (0,): the root stays where the start pose has it, ``initial[0]``.
 NO_ROOT = np.empty(0)
@@ -54,12 +54,12 @@ def _point_ok(v):
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_chain_checked(p, initial, bone_lengths, target, root, tol, max_iter):
+def fabrik_chain_checked(p, initial, bone_lengths, target, root, tol, max_iter, turn):
     """Solve one chain into ``p``. Returns (iterations, error, status_code).
 
     p: (n, 3) output (written whole); initial: (n, 3) start pose (never written); bone_lengths:
     (n - 1,); target: (3,); root: (3,), or ``NO_ROOT`` (shape (0,)) for ``initial[0]``; tol >= 0;
-    max_iter >= 0 (both checked by the caller). A negative status code names an input it did not
+    max_iter >= 0 (both checked by the caller); turn: ``fabrik_chain_run``'s. A negative status code names an input it did not
     take (module docstring); then nothing is solved and ``p`` is not written.
     """
     n = bone_lengths.shape[0] + 1
@@ -78,7 +78,7 @@ def fabrik_chain_checked(p, initial, bone_lengths, target, root, tol, max_iter):
     else:
         return 0, 0.0, CHECK_ROOT
     p[:, :] = initial
-    return fabrik_chain_into(p, bone_lengths, target, start_root, tol, max_iter)
+    return fabrik_chain_into(p, bone_lengths, target, start_root, tol, max_iter, turn)
 
 
 _prepared = False

@@ -152,5 +152,5 @@ def fabrik_constrained_search(initial, lengths, target, root, limits, root_frame
     active = np.zeros(n, dtype=np.int64)
     it, err, oerr, code = fabrik_chain_run(p, lengths, target, root, tol, max_iter,
                                            (frames, active, limits, root_frame, target_rot, oriented, planar,
-                                            orientation_tol))
+                                            orientation_tol), False)
     return p, frames, active, it, err, oerr, code

@@ -67,7 +67,7 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             positions = _empty(model._kernel_rest.shape)
             try:
                 iterations, error, code = fast(positions, model._kernel_rest if initial is None else initial,
-                                               model._kernel_lengths, target, _NO_ROOT, tol, _FAST_CAP)
+                                               model._kernel_lengths, target, _NO_ROOT, tol, _FAST_CAP, True)
             except TypeError:  # another dtype, a read-only or non-contiguous array: checked below
                 code = -1
             if code >= 0:
@@ -196,6 +196,8 @@ def _in_slices(run, solver, initial, cap: int, opts) -> Solution:
         if sol.status != "max_iterations" or left <= 0 or sol.iterations == 0:
             return sol._replace(iterations=done)
         initial = sol.positions
+        if getattr(opts, "turn_start", False):  # the turn is the solve's first step, not each slice's
+            opts = dataclasses.replace(opts, turn_start=False)
         if "frames" in sol.extras and hasattr(opts, "initial_frames"):
             opts = dataclasses.replace(opts, initial_frames=np.array(sol.extras["frames"]))
 

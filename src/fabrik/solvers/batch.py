@@ -159,6 +159,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         roots = _lift(arr, "root", 2, dim)
     if constrained:
         return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress)
+    if opts.turn_start:
+        initials = _turned_starts(model, initials, targets3, roots, tol, cap)
     out_p = np.empty((count, n, 3))
     out_it = np.empty(count, np.int64)
     out_err = np.empty(count)
@@ -176,6 +178,17 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def _turned_starts(model, initials, targets3, roots, tol, cap):
+    """The start poses after ``fabrik.solve``'s ``turn_start`` (one per target, (N, n, 3)), or
+    ``initials`` as they are when they are one shared pose that is not bent enough to be turned
+    (a straight rest pose)."""
+    from fabrik.kernels import batch
+
+    if initials.shape[0] == 1 and not batch.start_bent(initials[0], float(np.sum(model._kernel_lengths))):
+        return initials
+    return batch.turn_starts(initials, model._kernel_lengths, targets3, roots, tol, cap)
 
 
 def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress):
