@@ -15,7 +15,9 @@ return are shared; where the two keep their own rules (their iteration counts de
   (``bend_chain``), and stops only off course (``confirm_stall``); a limited chain moves its goal
   sideways for one forward stage (``nudge_goal``) when the target is within reach, else stops;
 * a limited chain keeps the best pose it saw and stops on it after ``NO_PROGRESS_WINDOW``
-  iterations without progress (limits can make FABRIK cycle).
+  iterations without progress (limits can make FABRIK cycle). A plain chain needs neither: its
+  error did not rise between two iterations in any of 2,100 solves from straight and random bent
+  starts (``benchmarks/plain_monotone.py``), so its last pose is its best.
 
 Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
 3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0.
