@@ -16,8 +16,8 @@ as many laps as ``--steps`` solves take:
   (it returns a new array), for comparison with numbers measured before ``fabrik.solve`` moved to
   the entry above.
 
-Each number is the best of 7 passes over the path (microseconds per solve), so that another
-process on the machine costs as little as possible.
+Each number is the least CPU time of 7 passes over the path (microseconds per solve), so that
+another process on the machine costs as little as possible.
 
     python benchmarks/call_overhead.py [--steps N] [--step FRACTION]
 """
@@ -36,11 +36,13 @@ from fabrik_experiments.table1 import benchmark_chain
 
 
 def best_of(fn, passes: int = 7) -> float:
+    """The least CPU time of this process (``time.process_time``) over ``passes`` runs of ``fn``:
+    other processes on a shared machine move it far less than wall-clock time."""
     best = np.inf
     for _ in range(passes):
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -111,7 +113,7 @@ def main() -> None:
              ("fabrik_chain cold", old_kernel_cold), ("fabrik_chain warm", old_kernel_warm))]
     mean_step = float(np.linalg.norm(np.diff(path, axis=0), axis=1).mean())
     print(f"Table 1 chain, {args.steps} targets {mean_step:.3g} units apart ({100 * mean_step / reach:.3g}% of the "
-          f"reach); microseconds per solve, best of 7")
+          f"reach); CPU microseconds per solve, best of 7")
     for name, us in rows:
         extra = f"  ({iterations[name]:.2f} iterations)" if name in iterations else ""
         print(f"  {name:<18}{us:8.2f}{extra}")

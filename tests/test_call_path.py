@@ -148,9 +148,12 @@ def test_the_hot_path_is_plain_fabrik_only():
     chain = Chain.straight(4, 1.0)
     target = np.array([1.0, 1.0, 1.0])
     fabrik.solve(chain, target)
-    assert api._FAST is entry.fabrik_chain_checked
+    assert api._FAST_ROUTES["fabrik"][0] is entry.fabrik_chain_checked
     # every other case takes the routed path and its own method
     assert fabrik.solve(chain, target, method="ccd").method == "ccd"
+    assert api._FAST_ROUTES["ccd"] is api._NO_FAST
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        fabrik.solve(chain, target, method="nope")
     limited = chain.with_constraints({1: fabrik.Hinge((0, 0, 1), -1.0, 1.0)})
     assert fabrik.solve(limited, target).method == "fabrik-constrained"
     two = Chain.straight(4, 1.0, dim=2)

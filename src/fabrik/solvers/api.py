@@ -56,18 +56,22 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         ValueError: bad shapes, non-finite numbers, negative ``tol`` or ``max_iter``, unknown
             method or joint names.
     """
-    if (type(model) is Chain and type(target) is _NDARRAY and method == "fabrik" and root is None and max_iter is None
+    if (type(model) is Chain and type(target) is _NDARRAY and root is None and max_iter is None
             and targets is None and not options and type(tol) is float and 0.0 <= tol < _INF and model._dim == 3
-            and not model.constraints and (initial is None or type(initial) is _NDARRAY)):
-        # The hot path of tracking loops: plain FABRIK on a 3D chain, arrays given. The compiled
-        # entry checks the target and the start pose itself and answers a negative code for any
-        # it does not take; the checks below then name the problem (or solve on the checked path).
-        fast = _FAST if _FAST is not None else _fast_route()
+            and not model.constraints and (initial is None or type(initial) is _NDARRAY) and type(method) is str):
+        # The hot path of tracking loops: a method whose route on an unconstrained chain is plain
+        # chain FABRIK, a 3D chain, arrays given. The compiled entry checks the target and the
+        # start pose itself and answers a negative code for any it does not take; the checks below
+        # then name the problem (or solve on the checked path).
+        fast = _FAST_ROUTES.get(method)
+        if fast is None:
+            fast = _fast_route(method)
         if fast is not _NO_FAST:
+            kernel, cap, turn = fast
             positions = _empty(model._kernel_rest.shape)
             try:
-                iterations, error, code = fast(positions, model._kernel_rest if initial is None else initial,
-                                               model._kernel_lengths, target, _NO_ROOT, tol, _FAST_CAP, True)
+                iterations, error, code = kernel(positions, model._kernel_rest if initial is None else initial,
+                                                 model._kernel_lengths, target, _NO_ROOT, tol, cap, turn)
             except TypeError:  # another dtype, a read-only or non-contiguous array: checked below
                 code = -1
             if code >= 0:
@@ -208,30 +212,34 @@ _empty = np.empty
 _new_tuple = tuple.__new__
 _NO_FAST = object()
 _NO_ROOT = np.empty(0)  # the entry's "root stays at initial[0]" (fabrik_chain_entry.NO_ROOT)
-#: The compiled entry of the hot path (``fabrik.kernels.fabrik_chain_entry``) once ``_fast_route``
-#: found it, or ``_NO_FAST`` when the route of ``"fabrik"`` on a chain is not plain chain FABRIK.
-_FAST = None
-_FAST_CAP = registry.DEFAULT_MAX_ITER
+#: method name -> (the compiled entry ``fabrik.kernels.fabrik_chain_entry.fabrik_chain_checked``,
+#: the method's default cap, its default ``turn_start``) when the method's route on an
+#: unconstrained chain is plain chain FABRIK, else ``_NO_FAST``; filled by ``_fast_route``.
+_FAST_ROUTES: dict = {}
 
 
-def _fast_route():
-    """Route ``"fabrik"`` on an unconstrained chain once (as ``solve`` does, first-compile notice
-    included) and, when it is plain chain FABRIK, prepare its compiled entry for the hot path."""
-    global _FAST, _FAST_CAP
+def _fast_route(method: str):
+    """Route ``method`` on an unconstrained chain once (as ``solve`` does, first-compile notice
+    included) and, when its solver is plain chain FABRIK, prepare the compiled entry for the hot
+    path. An unknown name is ``_NO_FAST`` here (the routed path raises its error)."""
     from fabrik.solvers.fabrik import solve_fabrik_chain
 
-    key = ("fabrik", False, False)
+    key = (method, False, False)
     chosen = _CHAIN_ROUTES.get(key)
     if chosen is None:
-        chosen = _CHAIN_ROUTES[key] = registry.route("fabrik", "chain")
+        try:
+            chosen = registry.route(method, "chain")
+        except ValueError:
+            return _NO_FAST
+        _CHAIN_ROUTES[key] = chosen
         _first_use(chosen.chain)
+    fast = _NO_FAST
     if chosen.chain.solve is solve_fabrik_chain:
         from fabrik.kernels.fabrik_chain_entry import prepare
 
-        _FAST, _FAST_CAP = prepare(), chosen.chain.max_iter
-    else:
-        _FAST = _NO_FAST
-    return _FAST
+        fast = (prepare(), chosen.chain.max_iter, bool(chosen.chain.defaults.turn_start))
+    _FAST_ROUTES[method] = fast
+    return fast
 
 
 #: The solvers already checked for a first compile in this process.
