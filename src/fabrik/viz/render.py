@@ -104,8 +104,8 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
 
 
 def render_passes(out, *, chain=None, target=None, fps: float = 2.0, max_iter: int = 6, progress: bool = False) -> Path:
-    """Animate FABRIK's stages on one solve (the paper's Fig. 2): the start pose, then each
-    forward stage (orange, from the effector set on the target) and backward stage (blue, from the
+    """Animate FABRIK's stages on one solve (the paper's Fig. 2): the start pose (and, from a bent
+    one, its turn towards the target, green), then each forward stage (orange, from the effector set on the target) and backward stage (blue, from the
     root set back), ``fabrik.viz.viewer.passes.fabrik_stages``. Default: the Table 1 chain and a
     target at (300, 400, 250). Drawn in the x-y plane (a 3D chain's z is dropped). Returns the path."""
     from fabrik.viz.viewer.passes import fabrik_stages
@@ -133,7 +133,7 @@ def render_passes(out, *, chain=None, target=None, fps: float = 2.0, max_iter: i
             prev = stages[k - 1].positions
             ax.plot(prev[:, 0], prev[:, 1], "-o", color="0.8", ms=3, lw=1)
         s = stages[k]
-        colour = {"start": "0.3", "forward": "tab:orange", "backward": "tab:blue"}[s.kind]
+        colour = {"start": "0.3", "turn": "tab:green", "forward": "tab:orange", "backward": "tab:blue"}[s.kind]
         ax.plot(s.positions[:, 0], s.positions[:, 1], "-o", color=colour, ms=4, lw=2)
         ax.plot(*target[:2], "x", color="tab:red", ms=10, mew=2)
         ax.plot(*s.positions[0, :2], "s", color="tab:green", ms=7)

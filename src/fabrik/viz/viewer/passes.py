@@ -14,9 +14,10 @@ import numpy as np
 
 
 class Stage(NamedTuple):
-    """One pose of a solve: ``kind`` is ``"start"``, ``"forward"`` or ``"backward"``;
-    ``iteration`` counts from 1 (0 for the start); ``positions`` (n, d); ``error`` the
-    effector's distance to the target after the stage."""
+    """One pose of a solve: ``kind`` is ``"start"``, ``"turn"`` (the start pose turned towards the
+    target, ``turn_start``), ``"forward"`` or ``"backward"``; ``iteration`` counts from 1 (0 for
+    the start and the turn); ``positions`` (n, d); ``error`` the effector's distance to the target
+    after the stage."""
 
     kind: str
     iteration: int
@@ -39,10 +40,32 @@ def _reach(p: np.ndarray, order, lengths: np.ndarray) -> None:
         p[b] = p[a] + last * length
 
 
-def fabrik_stages(bone_lengths, initial, target, *, root=None, tol: float = 1e-3, max_iter: int = 10) -> list[Stage]:
+def _turn(p: np.ndarray, root: np.ndarray, target: np.ndarray, lengths: np.ndarray, tol: float,
+          max_iter: int) -> bool:
+    """``fabrik.solve``'s ``turn_start`` on ``p`` (n, d), in place: the compiled ``warm_turn`` on the
+    pose embedded in 3D. Returns whether the pose moved."""
+    from fabrik.kernels.fabrik_chain import warm_turn
+
+    d = p.shape[1]
+    p3 = np.zeros((p.shape[0], 3))
+    p3[:, :d] = p
+    root3, target3 = np.zeros(3), np.zeros(3)
+    root3[:d], target3[:d] = root, target
+    before = p3.copy()
+    warm_turn(p3, root3, target3, float(tol), int(max_iter), float(lengths.sum()), float(np.linalg.norm(target3 - root3)))
+    if np.array_equal(p3, before):
+        return False
+    p[:] = p3[:, :d]
+    return True
+
+
+def fabrik_stages(bone_lengths, initial, target, *, root=None, tol: float = 1e-3, max_iter: int = 10,
+                  turn_start: bool = True) -> list[Stage]:
     """Every stage of plain FABRIK from ``initial`` (n, d) towards ``target`` (d,), at most
-    ``max_iter`` iterations: the start, then a ``forward`` stage (end effector set on the target,
-    towards the root) and a ``backward`` stage (root set back on ``root``, default
+    ``max_iter`` iterations: the start; with ``turn_start`` (``fabrik.solve``'s default) the start
+    turned about the root towards the target where ``fabrik.solve`` turns it (a ``turn`` stage,
+    ``fabrik.kernels.fabrik_chain.warm_turn``); then a ``forward`` stage (end effector set on the
+    target, towards the root) and a ``backward`` stage (root set back on ``root``, default
     ``initial[0]``, towards the effector) per iteration. A target beyond the chain's reach gets the
     paper's single stretched pose (one ``backward`` stage). Stops when the effector is within
     ``tol``."""
@@ -53,8 +76,13 @@ def fabrik_stages(bone_lengths, initial, target, *, root=None, tol: float = 1e-3
     if lengths.shape != (n - 1,):
         raise ValueError(f"bone_lengths must have {n - 1} entries for {n} joints, got {lengths.shape}")
     base = p[0].copy() if root is None else np.asarray(root, dtype=np.float64).copy()
-    p[0] = base
-    stages = [Stage("start", 0, p.copy(), float(np.linalg.norm(p[-1] - target)))]
+    if turn_start and _turn(p, base, target, lengths, tol, max_iter):
+        p[0] = base
+        stages = [Stage("start", 0, np.array(initial, dtype=np.float64), float(np.linalg.norm(initial[-1] - target))),
+                  Stage("turn", 0, p.copy(), float(np.linalg.norm(p[-1] - target)))]
+    else:
+        p[0] = base
+        stages = [Stage("start", 0, p.copy(), float(np.linalg.norm(p[-1] - target)))]
     if float(np.linalg.norm(target - base)) > float(lengths.sum()):
         for i in range(n - 1):
             d = target - p[i]
