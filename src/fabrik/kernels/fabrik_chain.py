@@ -53,7 +53,7 @@ Joint limits are therefore met exactly after every backward stage, i.e. by every
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import start_pose_result, unit_or
+from fabrik.kernels.ccd import rotate_tail, start_pose_result, unit_or
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
 from fabrik.kernels.frames import orientation_error, planarise, transport, twist_about_y, twist_between
@@ -61,7 +61,7 @@ from fabrik.kernels.singularity import MAX_ESCAPES
 from fabrik.kernels.stopping import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
                                       confirm_stall, effector_stalled, max_joint_move, stall_tol, unavoidable_error)
 from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, chain_scale, dist3, dist3v,
-                                fallback_direction, inner_reach, place_on_line, reach_sweep)
+                                fallback_direction, inner_reach, off_line2, place_on_line, reach_sweep)
 
 
 #: The largest turn (radians) of a second or third ``bend_chain``: bone i of n - 1 turns by
@@ -150,36 +150,25 @@ def stretch_towards(p, root, bone_lengths, fx, fy, fz):
         p[i + 1, 2] = p[i, 2] - bone_lengths[i] * fz
 
 
-#: ``turn_to_target`` leaves a start pose alone when every joint lies within this fraction of the
-#: chain's length of the line from its first joint to its effector: turned onto the target's line,
-#: a (nearly) straight chain is the singular chain of section 5.4. On 300 random reachable targets
-#: of a 10-joint chain started from poses bent by random angles of 1e-3 to 1e-2 rad, turning cost
-#: 0.6 to 1.0 iterations on average; at 0.1 rad it saved 2.8 (``benchmarks/warm_start_rate.py``
-#: runs the tracking case).
+#: ``turn_to_target`` leaves a start pose within this fraction of the chain's length of straight
+#: alone: turned onto the target's line it would be the singular chain of section 5.4. (300 random
+#: targets of a 10-joint chain from starts bent by 1e-3 to 1e-2 rad: turning cost 0.6 to 1.0
+#: iterations on average; at 0.1 rad it saved 2.8.)
 TURN_BENT = 1e-2
 
 
 @njit(cache=True, error_model="numpy")
 def start_bent(p, total):
     """Whether ``turn_to_target`` may turn the pose ``p`` (n, 3): its effector further than
-    ``TURN_BENT * total`` from its first joint, and a joint further than that from the line
-    through the two."""
+    ``TURN_BENT * total`` from its first joint, and a joint further than that from their line."""
     last = p.shape[0] - 1
-    ax = p[last, 0] - p[0, 0]
-    ay = p[last, 1] - p[0, 1]
-    az = p[last, 2] - p[0, 2]
-    la2 = ax * ax + ay * ay + az * az
     near = TURN_BENT * total
-    if la2 <= near * near:
+    span = dist3(p, last, p, 0)
+    if span <= near:
         return False
+    ux, uy, uz = (p[last, 0] - p[0, 0]) / span, (p[last, 1] - p[0, 1]) / span, (p[last, 2] - p[0, 2]) / span
     for j in range(1, last):
-        vx = p[j, 0] - p[0, 0]
-        vy = p[j, 1] - p[0, 1]
-        vz = p[j, 2] - p[0, 2]
-        cx = ay * vz - az * vy
-        cy = az * vx - ax * vz
-        cz = ax * vy - ay * vx
-        if cx * cx + cy * cy + cz * cz > near * near * la2:
+        if off_line2(p[j, 0] - p[0, 0], p[j, 1] - p[0, 1], p[j, 2] - p[0, 2], ux, uy, uz) > near * near:
             return True
     return False
 
@@ -187,45 +176,26 @@ def start_bent(p, total):
 @njit(cache=True, error_model="numpy")
 def turn_to_target(p, root, target, total):
     """Turn the start pose ``p`` (n, 3) rigidly about its first joint, in place, by the smallest
-    rotation that points its effector along ``target - root`` (a rotation about the z axis for a
-    chain in the z = 0 plane). Returns whether it turned.
-
-    A warm start from the answer to a nearby target then begins off by the change in the target's
-    distance only, not by its whole move. Nothing is turned when the pose is not ``start_bent``,
-    when the target is within ``TURN_BENT * total`` of the root, or when the two directions are
-    parallel or opposite to rounding.
-    """
+    rotation that points its effector along ``target - root`` (about the z axis for a chain in the
+    z = 0 plane), so that a warm start from the answer to a nearby target begins off by the change
+    in the target's distance only. Nothing is turned (returns False) for a pose that is not
+    ``start_bent``, a target within ``TURN_BENT * total`` of the root, or directions parallel or
+    opposite to rounding."""
     if not start_bent(p, total):
         return False
     last = p.shape[0] - 1
-    ax = p[last, 0] - p[0, 0]
-    ay = p[last, 1] - p[0, 1]
-    az = p[last, 2] - p[0, 2]
-    bx = target[0] - root[0]
-    by = target[1] - root[1]
-    bz = target[2] - root[2]
-    la = np.sqrt(ax * ax + ay * ay + az * az)
-    lb = np.sqrt(bx * bx + by * by + bz * bz)
-    if lb <= TURN_BENT * total:
+    span = dist3(p, last, p, 0)
+    ux, uy, uz = (p[last, 0] - p[0, 0]) / span, (p[last, 1] - p[0, 1]) / span, (p[last, 2] - p[0, 2]) / span
+    vx, vy, vz = target[0] - root[0], target[1] - root[1], target[2] - root[2]
+    dist = np.sqrt(vx * vx + vy * vy + vz * vz)
+    if dist <= TURN_BENT * total:
         return False
-    kx = (ay * bz - az * by) / (la * lb)  # axis * sin(angle)
-    ky = (az * bx - ax * bz) / (la * lb)
-    kz = (ax * by - ay * bx) / (la * lb)
+    vx, vy, vz = vx / dist, vy / dist, vz / dist
+    kx, ky, kz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx  # axis * sin(angle)
     s = np.sqrt(kx * kx + ky * ky + kz * kz)
     if s <= 1e-12:
         return False
-    c = (ax * bx + ay * by + az * bz) / (la * lb)
-    kx /= s
-    ky /= s
-    kz /= s
-    for j in range(1, last + 1):
-        vx = p[j, 0] - p[0, 0]
-        vy = p[j, 1] - p[0, 1]
-        vz = p[j, 2] - p[0, 2]
-        kv = (kx * vx + ky * vy + kz * vz) * (1.0 - c)
-        p[j, 0] = p[0, 0] + vx * c + (ky * vz - kz * vy) * s + kx * kv
-        p[j, 1] = p[0, 1] + vy * c + (kz * vx - kx * vz) * s + ky * kv
-        p[j, 2] = p[0, 2] + vz * c + (kx * vy - ky * vx) * s + kz * kv
+    rotate_tail(p, 0, 1, (kx / s, ky / s, kz / s), ux * vx + uy * vy + uz * vz, s)
     return True
 
 
