@@ -48,29 +48,10 @@ lies beyond the reach), or at ``max_iter``; it returns the best pose it has seen
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.arm import _axis_rotation, forward_arm
-from fabrik.kernels.arm_ik import _mmt, _mtm, _mv
+from fabrik.kernels.arm import _axis_rotation, forward_arm, pose_error
+from fabrik.kernels.arm_ik import _mm, _mv3
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
     UNREACHABLE
-
-
-@njit(cache=True)
-def pose_error(positions, frames, target_p, target_R, oriented):
-    """(position error, orientation error (radians; 0 unless ``oriented``)) of a forward pose."""
-    m = positions.shape[0] - 1
-    d0 = positions[m, 0] - target_p[0]
-    d1 = positions[m, 1] - target_p[1]
-    d2 = positions[m, 2] - target_p[2]
-    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    if not oriented:
-        return err, 0.0
-    rel = _mtm(frames[m], target_R)
-    return err, np.arccos(min(1.0, max(-1.0, 0.5 * (rel[0, 0] + rel[1, 1] + rel[2, 2] - 1.0))))
-
-
-@njit(cache=True)
-def _world_axis(frames, axes, k):
-    return _mv(frames[k], axes[k])
 
 
 @njit(cache=True)
@@ -114,6 +95,8 @@ def _rotation_vector(R):
 #: Iterations between recomputations of the points from the joint angles (``forward_arm``); in
 #: between, the stages' turns move them, exactly but for rounding.
 REFRESH = 32
+#: The origin (``_move``'s centre for directions).
+_ZERO = (0.0, 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -137,25 +120,15 @@ def _turn_terms(X, G, first, stop, a, c):
 
 
 @njit(cache=True, inline="always")
-def _turn_points(X, first, stop, rot, c):
-    """Rows ``first:stop`` of X turned by ``rot`` (3, 3) about the point c, in place."""
+def _move(X, first, stop, rot, c, out, to):
+    """out[j] <- to + rot (X[j] - c) for the rows ``first:stop`` (``out`` may be X): the points X
+    turned by ``rot`` (3, 3) about c and carried onto ``to`` (directions: c = to = 0)."""
     for j in range(first, stop):
         u0 = X[j, 0] - c[0]
         u1 = X[j, 1] - c[1]
         u2 = X[j, 2] - c[2]
         for i in range(3):
-            X[j, i] = c[i] + rot[i, 0] * u0 + rot[i, 1] * u1 + rot[i, 2] * u2
-
-
-@njit(cache=True, inline="always")
-def _turn_axes(Z, first, stop, rot):
-    """Rows ``first:stop`` of the directions Z turned by ``rot``, in place."""
-    for j in range(first, stop):
-        z0 = Z[j, 0]
-        z1 = Z[j, 1]
-        z2 = Z[j, 2]
-        for i in range(3):
-            Z[j, i] = rot[i, 0] * z0 + rot[i, 1] * z1 + rot[i, 2] * z2
+            out[j, i] = to[i] + rot[i, 0] * u0 + rot[i, 1] * u1 + rot[i, 2] * u2
 
 
 @njit(cache=True)
@@ -217,15 +190,8 @@ def _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY):
         for i in range(3):
             for j in range(3):
                 E[i, j] = Vt[0, i] * U[j, 0] + Vt[1, i] * U[j, 1] + Vt[2, i] * U[j, 2]
-    for j in range(Y.shape[0]):
-        u0 = X[j, 0] - X[m, 0]
-        u1 = X[j, 1] - X[m, 1]
-        u2 = X[j, 2] - X[m, 2]
-        for i in range(3):
-            Y[j, i] = target_p[i] + E[i, 0] * u0 + E[i, 1] * u1 + E[i, 2] * u2
-    for k in range(m):
-        for i in range(3):
-            ZY[k, i] = E[i, 0] * Z[k, 0] + E[i, 1] * Z[k, 1] + E[i, 2] * Z[k, 2]
+    _move(X, 0, Y.shape[0], E, X[m], Y, target_p)
+    _move(Z, 0, m, E, _ZERO, ZY, _ZERO)
 
 
 @njit(cache=True, inline="always")
@@ -234,7 +200,7 @@ def _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
     m = axes.shape[0]
     w = scale * scale  # orientation weight: radians as lengths of the reach
     for k in range(m - 1, -1, -1):
-        a = _world_axis(frames, axes, k)
+        a = _mv3(frames[k], axes[k])
         u = positions[m] - positions[k]
         v = target_p - positions[k]
         ua = u[0] * a[0] + u[1] * a[1] + u[2] * a[2]
@@ -245,8 +211,8 @@ def _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
         B = a[0] * (u[1] * v[2] - u[2] * v[1]) + a[1] * (u[2] * v[0] - u[0] * v[2]) + a[2] * (u[0] * v[1] - u[1] * v[0])
         if oriented:
             # orientation: maximise tr(R_t^T R(t) R_tip) = tr(R(t) M), M = R_tip R_t^T
-            M = _mmt(frames[m], target_R)
-            Ma = _mv(M, a)
+            M = _mm(frames[m], target_R.T)
+            Ma = _mv3(M, a)
             A += w * 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - (a[0] * Ma[0] + a[1] * Ma[1] + a[2] * Ma[2]))
             B += w * 0.5 * (a[0] * (M[1, 2] - M[2, 1]) + a[1] * (M[2, 0] - M[0, 2]) + a[2] * (M[0, 1] - M[1, 0]))
         if A == 0.0 and B == 0.0:
@@ -266,7 +232,7 @@ def _dls_step(axes, origins, tip, lower, upper, target_p, target_R, oriented, q,
     m = axes.shape[0]
     rows = J.shape[0]
     for k in range(m):
-        a = _world_axis(frames, axes, k)
+        a = _mv3(frames[k], axes[k])
         r = positions[m] - positions[k]
         J[0, k] = a[1] * r[2] - a[2] * r[1]
         J[1, k] = a[2] * r[0] - a[0] * r[2]
@@ -278,7 +244,7 @@ def _dls_step(axes, origins, tip, lower, upper, target_p, target_R, oriented, q,
     for c in range(3):
         e[c] = target_p[c] - positions[m, c]
     if oriented:
-        rv = _rotation_vector(_mmt(target_R, frames[m]))
+        rv = _rotation_vector(_mm(target_R, frames[m].T))
         for c in range(3):
             e[3 + c] = scale * rv[c]
     G = J @ J.T
@@ -349,8 +315,8 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
                 t = _best_angle(A, B, q[k] - upper[k], q[k] - lower[k], 0.0)
                 if t != 0.0:
                     _axis_rotation(ZY[k], t, rot)
-                    _turn_points(Y, 0, k, rot, c)
-                    _turn_axes(ZY, 0, k, rot)
+                    _move(Y, 0, k, rot, c, Y, c)
+                    _move(ZY, 0, k, rot, _ZERO, ZY, _ZERO)
             # backward stage: from the base, each joint turning the part beyond it (joints k+1..,
             # the tip, its markers) nearest where the forward stage put it
             for k in range(m):
@@ -363,8 +329,8 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
                 if t != 0.0:
                     q[k] = min(max(q[k] + t, lower[k]), upper[k])
                     _axis_rotation(Z[k], t, rot)
-                    _turn_points(X, k + 1, n, rot, c)
-                    _turn_axes(Z, k + 1, m, rot)
+                    _move(X, k + 1, n, rot, c, X, c)
+                    _move(Z, k + 1, m, rot, _ZERO, Z, _ZERO)
         elif method == CCD:
             _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q, positions, frames, scale)
         else:
