@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.arm import _axis_rotation, _forward_into, pose_error
-from fabrik.kernels.frames import mm_to
+from fabrik.kernels.frames import mm_to, rotation_between
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import place_on_line
 
@@ -118,15 +118,10 @@ def _wrap(angle):
 def sp1(w, p, q):
     """Paden-Kahan subproblem 1: the angle of the rotation about the unit axis ``w`` taking the
     component of ``p`` perpendicular to ``w`` onto that of ``q`` (0 when either is zero)."""
-    wp = _dot(w, p)
-    wq = _dot(w, q)
-    p0, p1, p2 = p[0] - wp * w[0], p[1] - wp * w[1], p[2] - wp * w[2]
-    q0, q1, q2 = q[0] - wq * w[0], q[1] - wq * w[1], q[2] - wq * w[2]
-    cx = p1 * q2 - p2 * q1
-    cy = p2 * q0 - p0 * q2
-    cz = p0 * q1 - p1 * q0
-    s = w[0] * cx + w[1] * cy + w[2] * cz
-    c = p0 * q0 + p1 * q1 + p2 * q2
+    pp = _sub(p, _mul(_dot(w, p), w))
+    qq = _sub(q, _mul(_dot(w, q), w))
+    s = _dot(w, _cross(pp, qq))
+    c = _dot(pp, qq)
     if s == 0.0 and c == 0.0:
         return 0.0
     return np.arctan2(s, c)
@@ -307,8 +302,8 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
         pts[2, c] = pts[1, c] + l2 * f[c]
 
 
-#: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-5 the hand's
-#: turn (position targets), 6-23 ``_angles``.
+#: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-3 the
+#: hand's turn (position targets), 6-23 ``_angles``.
 _N_MATS = 24
 #: Where each part of an arm lies in ``srs_pack``'s array (start, size).
 _ORIGINS, _TIP, _AXES, _LOWER, _UPPER, _WRIST, _GAPS, _SCALE = 0, 112, 128, 149, 156, 163, 166, 168
@@ -320,15 +315,10 @@ def srs_pack(axes, origins, tip, lower, upper, wrist_in_tip, gaps, scale):
     numba unboxes each array argument of a call on its own): ``axes`` (7, 3), ``origins``
     (7, 4, 4), ``tip`` (4, 4), ``lower``, ``upper`` (7,), ``wrist_in_tip`` (3,), ``gaps`` (2,)
     and ``scale``, the arm's reach."""
-    pack = np.empty(PACK_SIZE)
-    pack[_ORIGINS:_TIP] = np.asarray(origins, dtype=np.float64).reshape(-1)
-    pack[_TIP:_AXES] = np.asarray(tip, dtype=np.float64).reshape(-1)
-    pack[_AXES:_LOWER] = np.asarray(axes, dtype=np.float64).reshape(-1)
-    pack[_LOWER:_UPPER] = lower
-    pack[_UPPER:_WRIST] = upper
-    pack[_WRIST:_GAPS] = wrist_in_tip
-    pack[_GAPS:_SCALE] = gaps
-    pack[_SCALE] = scale
+    parts = (origins, tip, axes, lower, upper, wrist_in_tip, gaps, [scale])  # in the order of the offsets
+    pack = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in parts])
+    if pack.shape != (PACK_SIZE,):
+        raise ValueError(f"srs_pack takes a 7-joint arm's arrays ({PACK_SIZE} values), got {pack.size}")
     return pack
 
 
@@ -394,22 +384,20 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         R_tip = target_R
     else:
         # the chain S-E-W-T in the rows 0-3 of positions (scratch until the answer's pose)
-        pts = positions[0:4]
+        pts = positions[0:4]  # row 0 is S already
         for c in range(3):
-            pts[0, c] = S[c]
-            pts[1, c] = E0[c]
-            pts[2, c] = W0[c]
-            pts[3, c] = T0[c]
+            pts[1, c], pts[2, c], pts[3, c] = E0[c], W0[c], T0[c]
         lengths = vecs[3, 3:6]
         lengths[0], lengths[1], lengths[2] = l1, l2, l3
-        it, _ = _fabrik_points(pts, lengths, target_p, tol, max_iter, gap_lo, gap_hi)
+        goal = _vec(target_p)
+        it, _ = _fabrik_points(pts, lengths, goal, tol, max_iter, gap_lo, gap_hi)
         E = _vec(pts[1])
         W = _vec(pts[2])
         # the hand's roll kept: the previous tip frame turned onto the new hand direction
         old = _div(_sub(T0, W0), l3)
         new = _div(_sub(pts[3], W), l3)
-        _turn_onto(old, new, mats[2], mats[3], mats[4])
-        R_tip = mats[5]
+        rotation_between(mats[2], old[0], old[1], old[2], new[0], new[1], new[2])
+        R_tip = mats[3]
         mm_to(mats[2], frames[m], R_tip)
 
     _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, scale, q, mats, vecs)
@@ -417,11 +405,9 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if err <= tol and oerr <= otol:
         return it, err, oerr, REACHED
-    reach = l1 + l2 + (0.0 if oriented else l3)
-    wd = _add(target_p, _mv3(target_R, wrist_in_tip)) if oriented else _vec(target_p)
-    far = _norm(_sub(wd, S)) > reach
     if it >= max_iter:
         return it, err, oerr, MAX_ITERATIONS
+    far = _norm(_sub(goal, S)) > l1 + l2 + (0.0 if oriented else l3)  # goal: the wrist's, or the tip's
     return it, err, oerr, (UNREACHABLE if far else STALLED)
 
 
@@ -471,8 +457,7 @@ def _flex_sense(axes, origins, tip, lower, upper, q_prev, q, positions, frames, 
     an arm whose elbow bends one way; probed by forward kinematics, so any DH convention works).
     ``q`` (7,), ``positions`` (8, 3), ``frames`` (8, 3, 3), ``rot``, ``turn`` (3, 3) and ``trans``
     (3,) are scratch."""
-    for j in range(q_prev.shape[0]):
-        q[j] = q_prev[j]
+    q[:] = q_prev
     mid = 0.5 * (lower[3] + upper[3]) if np.isfinite(lower[3]) and np.isfinite(upper[3]) else q[3] + 1.0
     q[3] = q[3] + (0.3 if mid >= q[3] else -0.3)
     _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
@@ -481,34 +466,6 @@ def _flex_sense(axes, origins, tip, lower, upper, q_prev, q, positions, frames, 
     e = _sub(positions[3], S)
     side = _sub(e, _mul(_dot(e, u) / _dot(u, u), u))
     return 1.0 if _dot(_cross(_mv3(frames[3], axes[3]), u), side) >= 0.0 else -1.0
-
-
-@njit(cache=True)
-def _turn_onto(a, b, R, V, VV):
-    """R <- the smallest rotation taking the unit a onto the unit b; ``V``, ``VV`` (3, 3) scratch."""
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = 1.0 if i == j else 0.0
-    v0 = a[1] * b[2] - a[2] * b[1]
-    v1 = a[2] * b[0] - a[0] * b[2]
-    v2 = a[0] * b[1] - a[1] * b[0]
-    c = _dot(a, b)
-    if c < -1.0 + 1e-12:
-        # half a turn about any axis perpendicular to a
-        p = (0.0, -a[2], a[1]) if abs(a[0]) < 0.9 else (a[2], 0.0, -a[0])
-        p = _div(p, _norm(p))
-        for i in range(3):
-            for j in range(3):
-                R[i, j] = 2.0 * p[i] * p[j] - (1.0 if i == j else 0.0)
-        return
-    k = 1.0 / (1.0 + c)
-    V[0, 0], V[0, 1], V[0, 2] = 0.0, -v2, v1
-    V[1, 0], V[1, 1], V[1, 2] = v2, 0.0, -v0
-    V[2, 0], V[2, 1], V[2, 2] = -v1, v0, 0.0
-    mm_to(V, V, VV)
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = R[i, j] + V[i, j] + VV[i, j] * k
 
 
 @njit(cache=True)
