@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.frames import mm_to
+from fabrik.kernels.vec import dist3v
 
 
 @njit(cache=True, inline="always")
@@ -70,9 +71,7 @@ def forward_arm(axes, origins, tip, q, positions, frames):
 def forward_arm_batch(axes, origins, tip, qs, positions, frames):
     """``forward_arm`` for each row of ``qs`` (N, m): writes ``positions`` (N, m + 1, 3) and
     ``frames`` (N, m + 1, 3, 3)."""
-    rot = np.empty((3, 3))
-    turn = np.empty((3, 3))
-    trans = np.empty(3)
+    rot, turn, trans = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
     for n in range(qs.shape[0]):
         _forward_into(axes, origins, tip, qs[n], positions[n], frames[n], rot, turn, trans)
 
@@ -82,10 +81,7 @@ def pose_error(positions, frames, target_p, target_R, oriented):
     """(position error, orientation error (radians; 0 unless ``oriented``)) of a forward pose: the
     tip's distance to ``target_p`` (3,) and the angle of ``frames[m].T @ target_R``."""
     m = positions.shape[0] - 1
-    d0 = positions[m, 0] - target_p[0]
-    d1 = positions[m, 1] - target_p[1]
-    d2 = positions[m, 2] - target_p[2]
-    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    err = dist3v(positions, m, target_p)
     if not oriented:
         return err, 0.0
     F = frames[m]

@@ -36,7 +36,7 @@ from numba import njit
 from fabrik.kernels.arm import _axis_rotation, _forward_into, pose_error
 from fabrik.kernels.frames import mm_to, rotation_between
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
-from fabrik.kernels.vec import place_on_line
+from fabrik.kernels.vec import chain_scale, place_on_line
 
 #: Distances below this fraction of the arm's reach count as zero (a straight arm's plane).
 FLAT = 1e-9
@@ -130,9 +130,8 @@ def sp1(w, p, q):
 @njit(cache=True)
 def sp2(w1, w2, p, q):
     """Paden-Kahan subproblem 2: angles (t1, t2) with ``R(w1, t1) R(w2, t2) p = q`` (unit,
-    non-parallel axes through the origin). Returns (count, t1, t2 of the first solution, t1, t2 of
-    the second): the count of exact solutions (0, 1 or 2), the two equal when there is one, the
-    nearest approach when there is none."""
+    non-parallel axes through the origin). Returns (t1, t2 of the first solution, t1, t2 of the
+    second): the two equal when there is one, the nearest approach when there is none."""
     c12 = _dot(w1, w2)
     x = _cross(w1, w2)
     xx = _dot(x, x)
@@ -140,13 +139,7 @@ def sp2(w1, w2, p, q):
     alpha = (c12 * _dot(w2, p) - _dot(w1, q)) / den
     beta = (c12 * _dot(w1, q) - _dot(w2, p)) / den
     g2 = (_dot(p, p) - alpha * alpha - beta * beta - 2.0 * alpha * beta * c12) / xx
-    count = 2
-    if g2 < 0.0:
-        g2 = 0.0
-        count = 0
-    elif g2 == 0.0:
-        count = 1
-    gamma = np.sqrt(g2)
+    gamma = np.sqrt(0.0 if g2 < 0.0 else g2)
     base = _add(_mul(alpha, w1), _mul(beta, w2))
     z = _add(base, _mul(gamma, x))
     a2 = sp1(w2, p, z)
@@ -154,7 +147,7 @@ def sp2(w1, w2, p, q):
     z = _add(base, _mul(-gamma, x))
     b2 = sp1(w2, p, z)
     b1 = sp1(w1, z, q)
-    return count, a1, a2, b1, b2
+    return a1, a2, b1, b2
 
 
 @njit(cache=True)
@@ -164,7 +157,7 @@ def euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
     to ``out`` (2, 3): both solutions, the nearer first. Where a and c line up (gimbal lock) q0
     keeps its previous value and q2 takes the rest. ``r0``, ``r1``, ``r01``, ``rest``: (3, 3) scratch."""
     mc = _mv3(M, c)
-    _, pa0, pa1, pb0, pb1 = sp2(a, b, c, mc)
+    pa0, pa1, pb0, pb1 = sp2(a, b, c, mc)
     # any vector perpendicular to c, for the last angle
     if abs(c[0]) < 0.9:
         v = (0.0, -c[2], c[1])
@@ -214,12 +207,9 @@ def _basis(u, w, M):
     """M <- the orthonormal basis (columns) u, the unit part of w across u, and their cross product."""
     t = _sub(w, _mul(_dot(w, u), u))
     t = _div(t, _norm(t))
+    v = _cross(u, t)
     for r in range(3):
-        M[r, 0] = u[r]
-        M[r, 1] = t[r]
-    M[0, 2] = u[1] * t[2] - u[2] * t[1]
-    M[1, 2] = u[2] * t[0] - u[0] * t[2]
-    M[2, 2] = u[0] * t[1] - u[1] * t[0]
+        M[r, 0], M[r, 1], M[r, 2] = u[r], t[r], v[r]
 
 
 @njit(cache=True, inline="always")
@@ -241,9 +231,7 @@ def _fabrik_points(pts, lengths, goal, tol, max_iter, lo_gap, hi_gap):
     last = k - 1
     root = _vec(pts[0])
     err = _norm(_sub(pts[last], goal))
-    reach = 0.0
-    for i in range(k - 1):
-        reach += lengths[i]
+    reach, _ = chain_scale(lengths[:k - 1])
     d = _sub(goal, root)
     dist = _norm(d)
     if dist >= reach and err > tol:
@@ -540,14 +528,10 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
 
 @njit(cache=True)
 def srs_angles(axes, origins, tip, lower, upper, E, W, R_tip, q_prev, scale):
-    """The seven angles of an S-R-S arm that put its elbow on E, its wrist centre on W and its tip
-    frame at ``R_tip`` (the shoulder is fixed), nearest ``q_prev`` (step 3 of the module
-    docstring, for a pose known in full, e.g. a recording). E and W must lie at the upper arm's
-    and the forearm's lengths; an elbow outside its range is clipped into it."""
-    mats = np.empty((_N_MATS, 3, 3))
-    vecs = np.empty((4, 7))
-    positions = np.empty((8, 3))
-    frames = np.empty((8, 3, 3))
+    """Step 3 of the module docstring alone, for a pose known in full (``fabrik.solvers.arm.arm_angles``):
+    the seven angles that put the elbow on E, the wrist centre on W and the tip frame at ``R_tip``."""
+    mats, vecs = np.empty((_N_MATS, 3, 3)), np.empty((4, 7))
+    positions, frames = np.empty((8, 3)), np.empty((8, 3, 3))
     _forward_into(axes, origins, tip, q_prev, positions, frames, mats[0], mats[1], vecs[3, 0:3])
     q = q_prev.copy()
     _angles(axes, origins, tip, lower, upper, q_prev, _vec(positions[0]), _vec(E), _vec(W), R_tip,

@@ -49,7 +49,9 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.arm import _axis_rotation, forward_arm, pose_error
-from fabrik.kernels.arm_ik import _mm, _mv3
+from fabrik.kernels.arm_ik import _cross, _mm, _mul, _mv3
+from fabrik.kernels.frames import mm_to
+from fabrik.kernels.vec import dist3v
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
     UNREACHABLE
 
@@ -136,25 +138,19 @@ def _points(axes, positions, frames, marker, X, Z):
     """The points of a forward pose: X (m + 4, 3): joints, tip, the tip's three markers; Z (m, 3):
     the joints' axes in the base frame."""
     m = axes.shape[0]
-    for j in range(m + 1):
-        for i in range(3):
-            X[j, i] = positions[j, i]
+    X[:m + 1] = positions
     for e in range(3):
         for i in range(3):
             X[m + 1 + e, i] = positions[m, i] + marker * frames[m, i, e]
     for k in range(m):
-        for i in range(3):
-            Z[k, i] = frames[k, i, 0] * axes[k, 0] + frames[k, i, 1] * axes[k, 1] + frames[k, i, 2] * axes[k, 2]
+        Z[k, 0], Z[k, 1], Z[k, 2] = _mv3(frames[k], axes[k])
 
 
 @njit(cache=True)
 def _errors(X, m, marker, target_p, target_R, oriented):
     """(position error, orientation error in radians) of the points X: the tip (row m) and its
     frame, read from its markers (rows m + 1..m + 3, ``marker`` from it), as ``pose_error``."""
-    d0 = X[m, 0] - target_p[0]
-    d1 = X[m, 1] - target_p[1]
-    d2 = X[m, 2] - target_p[2]
-    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    err = dist3v(X, m, target_p)
     if not oriented:
         return err, 0.0
     trace = 0.0
@@ -185,11 +181,8 @@ def _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY):
                     H[i, k] += (X[j, i] - X[m, i]) * (X[j, k] - target_p[k])
         U, _, Vt = np.linalg.svd(H)
         if np.linalg.det(U) * np.linalg.det(Vt) < 0.0:
-            for i in range(3):
-                U[i, 2] = -U[i, 2]
-        for i in range(3):
-            for j in range(3):
-                E[i, j] = Vt[0, i] * U[j, 0] + Vt[1, i] * U[j, 1] + Vt[2, i] * U[j, 2]
+            U[:, 2] = -U[:, 2]
+        mm_to(Vt.T, U.T, E)
     _move(X, 0, Y.shape[0], E, X[m], Y, target_p)
     _move(Z, 0, m, E, _ZERO, ZY, _ZERO)
 
@@ -234,13 +227,9 @@ def _dls_step(axes, origins, tip, lower, upper, target_p, target_R, oriented, q,
     for k in range(m):
         a = _mv3(frames[k], axes[k])
         r = positions[m] - positions[k]
-        J[0, k] = a[1] * r[2] - a[2] * r[1]
-        J[1, k] = a[2] * r[0] - a[0] * r[2]
-        J[2, k] = a[0] * r[1] - a[1] * r[0]
+        J[0, k], J[1, k], J[2, k] = _cross(a, r)
         if oriented:
-            J[3, k] = scale * a[0]
-            J[4, k] = scale * a[1]
-            J[5, k] = scale * a[2]
+            J[3, k], J[4, k], J[5, k] = _mul(scale, a)
     for c in range(3):
         e[c] = target_p[c] - positions[m, c]
     if oriented:
@@ -307,8 +296,7 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
             # the part before it (joints 0..k-1) nearest where it was; the turn t moves q[k] by -t
             _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY)
             for k in range(m - 1, 0, -1):
-                for i in range(3):
-                    c[i] = Y[k, i]
+                c[0], c[1], c[2] = Y[k, 0], Y[k, 1], Y[k, 2]
                 A, B = _turn_terms(Y, X, 0, k, ZY[k], c)
                 if A == 0.0 and B == 0.0:
                     continue
@@ -320,8 +308,7 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
             # backward stage: from the base, each joint turning the part beyond it (joints k+1..,
             # the tip, its markers) nearest where the forward stage put it
             for k in range(m):
-                for i in range(3):
-                    c[i] = X[k, i]
+                c[0], c[1], c[2] = X[k, 0], X[k, 1], X[k, 2]
                 A, B = _turn_terms(X, Y, k + 1, last, Z[k], c)
                 if A == 0.0 and B == 0.0:
                     continue
@@ -368,8 +355,7 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if it >= max_iter:
         return best_q, positions, frames, it, err, oerr, MAX_ITERATIONS
-    d = target_p - positions[0]
-    far = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) > scale
+    far = dist3v(positions, 0, target_p) > scale
     return best_q, positions, frames, it, err, oerr, (UNREACHABLE if far else STALLED)
 
 
