@@ -45,9 +45,7 @@ BENT = 1e-3
 
 
 # Allocation: a solve allocates two scratch arrays (``srs_solve``); 3-vectors are tuples (kept in
-# registers), 3 x 3 matrices are written into views of the scratch. The arithmetic is the same,
-# operation for operation, as the array expressions this replaced (the answers are bit for bit the
-# same). The caller passes the arrays the answer goes into: a numba function that returns arrays
+# registers), 3 x 3 matrices are written into views of the scratch. The caller passes the arrays the answer goes into: a numba function that returns arrays
 # unpickles the array type once per returned array on every call.
 
 
@@ -273,17 +271,16 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
     if lo_gap <= r <= hi_gap:
         return
     gap = lo_gap if r < lo_gap else hi_gap
-    u = _sub(pts[1], root)
     l1, l2 = lengths[0], lengths[1]
-    # the angle at the elbow giving |pts[2] - root| = gap, in the plane (u, d)
+    # the angle at the elbow giving |pts[2] - root| = gap, in the plane of the upper arm uu and d
     cos_e = min(1.0, max(-1.0, (l1 * l1 + l2 * l2 - gap * gap) / (2.0 * l1 * l2)))
-    uu = _div(u, l1)
+    uu = _div(_sub(pts[1], root), l1)
     side = _sub(d, _mul(_dot(d, uu), uu))
     s = _norm(side)
     if s <= 0.0:
         return
     side = _div(side, s)
-    # forearm direction: back along -u turned by the elbow angle towards side
+    # forearm direction: back along -uu turned by the elbow angle towards side
     sin_e = np.sqrt(1.0 - cos_e * cos_e)
     f = _add(_mul(-cos_e, uu), _mul(sin_e, side))
     for c in range(3):
@@ -337,14 +334,11 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     rot, turn = mats[0], mats[1]
     trans = vecs[3, 0:3]
     _forward_into(axes, origins, tip, q_prev, positions, frames, rot, turn, trans)
-    S = _vec(positions[0])
-    E0 = _vec(positions[3])
-    W0 = _vec(positions[4])
-    T0 = _vec(positions[m])
+    S, E0 = _vec(positions[0]), _vec(positions[3])  # shoulder, elbow,
+    W0, T0 = _vec(positions[4]), _vec(positions[m])  # wrist centre and tip before the solve
     l1 = _norm(_sub(E0, S))
     l2 = _norm(_sub(W0, E0))
     l3 = _norm(_sub(T0, W0))
-    gap_lo, gap_hi = gaps[0], gaps[1]
 
     hinge_prev = _mv3(frames[3], axes[3])
     if oriented:
@@ -353,7 +347,7 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         # hand kept), read before _flex_sense takes positions and frames for scratch
         a5 = _mv3(target_R, _mv3(frames[m].T, _mv3(frames[5], axes[5])))
         sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
-        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, sense)
+        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gaps[0], gaps[1], hinge_prev, sense)
         if plane_rule == 1:
             # the study's hinge plane: through S and W, across a5
             u = _sub(W, S)
@@ -378,9 +372,8 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         lengths = vecs[3, 3:6]
         lengths[0], lengths[1], lengths[2] = l1, l2, l3
         goal = _vec(target_p)
-        it, _ = _fabrik_points(pts, lengths, goal, tol, max_iter, gap_lo, gap_hi)
-        E = _vec(pts[1])
-        W = _vec(pts[2])
+        it, _ = _fabrik_points(pts, lengths, goal, tol, max_iter, gaps[0], gaps[1])
+        E, W = _vec(pts[1]), _vec(pts[2])
         # the hand's roll kept: the previous tip frame turned onto the new hand direction
         old = _div(_sub(T0, W0), l3)
         new = _div(_sub(pts[3], W), l3)

@@ -49,9 +49,7 @@ def set_frame(out, d0, d1, d2, u0, u1, u2):
 def reorthonormalise(F):
     """Rebuild F (3, 3) in place as a rotation from its +Y and +Z columns (removes the rounding
     drift that products of rotations accumulate; +Y keeps its direction)."""
-    y0 = F[0, 1]
-    y1 = F[1, 1]
-    y2 = F[2, 1]
+    y0, y1, y2 = F[0, 1], F[1, 1], F[2, 1]
     r = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
     if r <= 0.0:
         y0, y1, y2, r = 0.0, 1.0, 0.0, 1.0
@@ -193,8 +191,7 @@ def planarise(F):
     back into the positions; 2D chains call this after every frame update. +Z is always the plane's
     normal (a planar chain has no twist), so "left" stays a turn about +Z.
     """
-    y0 = F[0, 1]
-    y1 = F[1, 1]
+    y0, y1 = F[0, 1], F[1, 1]
     r = np.sqrt(y0 * y0 + y1 * y1)
     y0, y1 = (y0 / r, y1 / r) if r > 0.0 else (0.0, 1.0)
     F[0, 0], F[1, 0], F[2, 0] = y1, -y0, 0.0  # x = y cross z

@@ -153,9 +153,7 @@ def off_line2(x, y, z, ux, uy, uz):
     """The squared distance of the point (x, y, z) from the line through the origin along the
     unit vector (ux, uy, uz)."""
     along = x * ux + y * uy + z * uz
-    ox = x - along * ux
-    oy = y - along * uy
-    oz = z - along * uz
+    ox, oy, oz = x - along * ux, y - along * uy, z - along * uz
     return ox * ox + oy * oy + oz * oz
 
 
