@@ -133,6 +133,14 @@ def test_the_kernel_pack_holds_the_arm(arm):
     assert shape.pack[-1] == arm.reach
 
 
+def test_the_kernel_pack_takes_only_a_seven_joint_arm(arm):
+    from fabrik.kernels.arm_ik import srs_pack
+
+    axes, origins, tip = arm._kernel
+    with pytest.raises(ValueError, match="7-joint"):
+        srs_pack(axes[:6], origins[:6], tip, arm.lower[:6], arm.upper[:6], np.zeros(3), np.zeros(2), 1.0)
+
+
 @pytest.mark.parametrize("oriented", [True, False])
 def test_each_answer_is_new_arrays_and_the_inputs_stay_as_they_were(arm, oriented):
     qs = arm.random_angles(np.random.default_rng(11), 3)

@@ -33,8 +33,10 @@ the new hand direction. Status codes follow ``fabrik.solvers.result.STATUSES``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.arm import _axis_rotation, _forward_into
+from fabrik.kernels.arm import _axis_rotation, _forward_into, pose_error
+from fabrik.kernels.frames import mm_to, rotation_between
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
+from fabrik.kernels.vec import chain_scale, place_on_line
 
 #: Distances below this fraction of the arm's reach count as zero (a straight arm's plane).
 FLAT = 1e-9
@@ -43,15 +45,18 @@ BENT = 1e-3
 
 
 # Allocation: a solve allocates two scratch arrays (``srs_solve``); 3-vectors are tuples (kept in
-# registers), 3 x 3 matrices are written into views of the scratch. The arithmetic is the same,
-# operation for operation, as the array expressions this replaced (the answers are bit for bit the
-# same). The caller passes the arrays the answer goes into: a numba function that returns arrays
+# registers), 3 x 3 matrices are written into views of the scratch. The caller passes the arrays the answer goes into: a numba function that returns arrays
 # unpickles the array type once per returned array on every call.
 
 
 @njit(cache=True, inline="always")
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
+def _norm(a):
+    return np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
 @njit(cache=True, inline="always")
@@ -72,85 +77,33 @@ def _sub(a, b):
 
 @njit(cache=True, inline="always")
 def _mul(s, a):
-    """s * a for a scalar s."""
     return (s * a[0], s * a[1], s * a[2])
 
 
 @njit(cache=True, inline="always")
 def _div(a, s):
-    """a / s for a scalar s."""
     return (a[0] / s, a[1] / s, a[2] / s)
 
 
 @njit(cache=True, inline="always")
 def _cross(a, b):
-    """a x b (as ``np.cross`` computes it)."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 @njit(cache=True, inline="always")
 def _mv3(A, v):
-    """A @ v for a 3 x 3 matrix and a 3-vector, as a tuple."""
+    """A @ v for a 3 x 3 matrix (or a transposed view, ``A.T``) and a 3-vector, as a tuple."""
     return (A[0, 0] * v[0] + A[0, 1] * v[1] + A[0, 2] * v[2],
             A[1, 0] * v[0] + A[1, 1] * v[1] + A[1, 2] * v[2],
             A[2, 0] * v[0] + A[2, 1] * v[1] + A[2, 2] * v[2])
 
 
 @njit(cache=True, inline="always")
-def _mtv3(A, v):
-    """A.T @ v for a 3 x 3 matrix and a 3-vector, as a tuple."""
-    return (A[0, 0] * v[0] + A[1, 0] * v[1] + A[2, 0] * v[2],
-            A[0, 1] * v[0] + A[1, 1] * v[1] + A[2, 1] * v[2],
-            A[0, 2] * v[0] + A[1, 2] * v[1] + A[2, 2] * v[2])
-
-
-@njit(cache=True, inline="always")
-def _mm_to(A, B, C):
-    """C <- A @ B for 3 x 3 matrices (C not A or B)."""
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-
-
-@njit(cache=True, inline="always")
-def _mtm_to(A, B, C):
-    """C <- A.T @ B for 3 x 3 matrices (C not A or B)."""
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
-
-
-@njit(cache=True, inline="always")
-def _mmt_to(A, B, C):
-    """C <- A @ B.T for 3 x 3 matrices (C not A or B)."""
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = A[i, 0] * B[j, 0] + A[i, 1] * B[j, 1] + A[i, 2] * B[j, 2]
-
-
-@njit(cache=True, inline="always")
-def _mtm(A, B):
-    """A.T @ B for 3 x 3 matrices, written out (numba's ``@`` goes through BLAS: slow at this size)."""
+def _mm(A, B):
+    """A @ B (``fabrik.kernels.frames.mm_to``) in a new array."""
     C = np.empty((3, 3))
-    _mtm_to(A, B, C)
+    mm_to(A, B, C)
     return C
-
-
-@njit(cache=True, inline="always")
-def _mmt(A, B):
-    """A @ B.T for 3 x 3 matrices."""
-    C = np.empty((3, 3))
-    _mmt_to(A, B, C)
-    return C
-
-
-@njit(cache=True, inline="always")
-def _mv(A, v):
-    """A @ v for a 3 x 3 matrix and a 3-vector."""
-    out = np.empty(3)
-    for i in range(3):
-        out[i] = A[i, 0] * v[0] + A[i, 1] * v[1] + A[i, 2] * v[2]
-    return out
 
 
 @njit(cache=True, inline="always")
@@ -163,23 +116,20 @@ def _wrap(angle):
 def sp1(w, p, q):
     """Paden-Kahan subproblem 1: the angle of the rotation about the unit axis ``w`` taking the
     component of ``p`` perpendicular to ``w`` onto that of ``q`` (0 when either is zero)."""
-    wp = _dot(w, p)
-    wq = _dot(w, q)
-    p0, p1, p2 = p[0] - wp * w[0], p[1] - wp * w[1], p[2] - wp * w[2]
-    q0, q1, q2 = q[0] - wq * w[0], q[1] - wq * w[1], q[2] - wq * w[2]
-    cx = p1 * q2 - p2 * q1
-    cy = p2 * q0 - p0 * q2
-    cz = p0 * q1 - p1 * q0
-    s = w[0] * cx + w[1] * cy + w[2] * cz
-    c = p0 * q0 + p1 * q1 + p2 * q2
+    pp = _sub(p, _mul(_dot(w, p), w))
+    qq = _sub(q, _mul(_dot(w, q), w))
+    s = _dot(w, _cross(pp, qq))
+    c = _dot(pp, qq)
     if s == 0.0 and c == 0.0:
         return 0.0
     return np.arctan2(s, c)
 
 
 @njit(cache=True)
-def _sp2(w1, w2, p, q):
-    """``sp2`` without its output array: (count, t1, t2 of the first solution, t1, t2 of the second)."""
+def sp2(w1, w2, p, q):
+    """Paden-Kahan subproblem 2: angles (t1, t2) with ``R(w1, t1) R(w2, t2) p = q`` (unit,
+    non-parallel axes through the origin). Returns (t1, t2 of the first solution, t1, t2 of the
+    second): the two equal when there is one, the nearest approach when there is none."""
     c12 = _dot(w1, w2)
     x = _cross(w1, w2)
     xx = _dot(x, x)
@@ -187,41 +137,25 @@ def _sp2(w1, w2, p, q):
     alpha = (c12 * _dot(w2, p) - _dot(w1, q)) / den
     beta = (c12 * _dot(w1, q) - _dot(w2, p)) / den
     g2 = (_dot(p, p) - alpha * alpha - beta * beta - 2.0 * alpha * beta * c12) / xx
-    count = 2
-    if g2 < 0.0:
-        g2 = 0.0
-        count = 0
-    elif g2 == 0.0:
-        count = 1
-    gamma = np.sqrt(g2)
-    z = (alpha * w1[0] + beta * w2[0] + gamma * x[0], alpha * w1[1] + beta * w2[1] + gamma * x[1],
-         alpha * w1[2] + beta * w2[2] + gamma * x[2])
+    gamma = np.sqrt(0.0 if g2 < 0.0 else g2)
+    base = _add(_mul(alpha, w1), _mul(beta, w2))
+    z = _add(base, _mul(gamma, x))
     a2 = sp1(w2, p, z)
     a1 = sp1(w1, z, q)
-    g = -gamma
-    z = (alpha * w1[0] + beta * w2[0] + g * x[0], alpha * w1[1] + beta * w2[1] + g * x[1],
-         alpha * w1[2] + beta * w2[2] + g * x[2])
+    z = _add(base, _mul(-gamma, x))
     b2 = sp1(w2, p, z)
     b1 = sp1(w1, z, q)
-    return count, a1, a2, b1, b2
+    return a1, a2, b1, b2
 
 
 @njit(cache=True)
-def sp2(w1, w2, p, q, out):
-    """Paden-Kahan subproblem 2: angles (t1, t2) with ``R(w1, t1) R(w2, t2) p = q`` (unit,
-    non-parallel axes through the origin). Writes the two solutions to ``out`` (2, 2) (equal when
-    there is one; the nearest approach when there is none) and returns how many exact solutions
-    there are (0, 1 or 2)."""
-    count, a1, a2, b1, b2 = _sp2(w1, w2, p, q)
-    out[0, 0], out[0, 1], out[1, 0], out[1, 1] = a1, a2, b1, b2
-    return count
-
-
-@njit(cache=True)
-def _euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
-    """``euler3`` with its scratch matrices given: ``r0``, ``r1``, ``r01``, ``rest`` (3, 3)."""
+def euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
+    """The angles (q0, q1, q2) with ``M = R(a, q0) R(b, q1) R(c, q2)`` (unit axes, a and b not
+    parallel, nor b and c) nearest ``prev`` (3,) (each difference wrapped into (-pi, pi]); written
+    to ``out`` (2, 3): both solutions, the nearer first. Where a and c line up (gimbal lock) q0
+    keeps its previous value and q2 takes the rest. ``r0``, ``r1``, ``r01``, ``rest``: (3, 3) scratch."""
     mc = _mv3(M, c)
-    _, pa0, pa1, pb0, pb1 = _sp2(a, b, c, mc)
+    pa0, pa1, pb0, pb1 = sp2(a, b, c, mc)
     # any vector perpendicular to c, for the last angle
     if abs(c[0]) < 0.9:
         v = (0.0, -c[2], c[1])
@@ -233,13 +167,11 @@ def _euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
         _axis_rotation(b, q1, r1)
         rb = _mv3(r1, c)
         # gimbal lock: R(b, q1) c along a leaves q0 + q2 alone determined
-        cr = np.sqrt((a[1] * rb[2] - a[2] * rb[1]) ** 2 + (a[2] * rb[0] - a[0] * rb[2]) ** 2
-                     + (a[0] * rb[1] - a[1] * rb[0]) ** 2)
-        if cr < 1e-9:
+        if _norm(_cross(a, rb)) < 1e-9:
             q0 = prev[0]
         _axis_rotation(a, q0, r0)
-        _mm_to(r0, r1, r01)
-        _mtm_to(r01, M, rest)
+        mm_to(r0, r1, r01)
+        mm_to(r01.T, M, rest)
         q2 = sp1(c, v, _mv3(rest, v))
         out[k, 0] = prev[0] + _wrap(q0 - prev[0])
         out[k, 1] = prev[1] + _wrap(q1 - prev[1])
@@ -252,31 +184,18 @@ def _euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
 
 
 @njit(cache=True)
-def euler3(M, a, b, c, prev, out):
-    """The angles (q0, q1, q2) with ``M = R(a, q0) R(b, q1) R(c, q2)`` (unit axes, a and b not
-    parallel, nor b and c) nearest ``prev`` (3,) (each difference wrapped into (-pi, pi]); written
-    to ``out`` (2, 3): both solutions, the nearer first. Where a and c line up (gimbal lock) q0
-    keeps its previous value and q2 takes the rest."""
-    scratch = np.empty((4, 3, 3))
-    _euler3(M, a, b, c, prev, out, scratch[0], scratch[1], scratch[2], scratch[3])
-
-
-@njit(cache=True)
 def _pick(sols, lower, upper, first, q):
     """q[first:first + 3] <- the first of the two ``sols`` (2, 3) within the joints' limits (the
     nearer one when both or neither are), the angles clipped into their limits."""
     k = 0
-    ok0 = True
-    for j in range(3):
-        if not (lower[first + j] <= sols[0, j] <= upper[first + j]):
-            ok0 = False
-    if not ok0:
-        ok1 = True
+    for s in range(2):
+        inside = True
         for j in range(3):
-            if not (lower[first + j] <= sols[1, j] <= upper[first + j]):
-                ok1 = False
-        if ok1:
-            k = 1
+            if not (lower[first + j] <= sols[s, j] <= upper[first + j]):
+                inside = False
+        if inside:
+            k = s
+            break
     for j in range(3):
         q[first + j] = min(max(sols[k, j], lower[first + j]), upper[first + j])
 
@@ -285,13 +204,10 @@ def _pick(sols, lower, upper, first, q):
 def _basis(u, w, M):
     """M <- the orthonormal basis (columns) u, the unit part of w across u, and their cross product."""
     t = _sub(w, _mul(_dot(w, u), u))
-    t = _div(t, np.sqrt(_dot(t, t)))
+    t = _div(t, _norm(t))
+    v = _cross(u, t)
     for r in range(3):
-        M[r, 0] = u[r]
-        M[r, 1] = t[r]
-    M[0, 2] = u[1] * t[2] - u[2] * t[1]
-    M[1, 2] = u[2] * t[0] - u[0] * t[2]
-    M[2, 2] = u[0] * t[1] - u[1] * t[0]
+        M[r, 0], M[r, 1], M[r, 2] = u[r], t[r], v[r]
 
 
 @njit(cache=True, inline="always")
@@ -300,7 +216,7 @@ def _triad(a1, a2, b1, b2, out, s1, s2):
     b2's across b1 (a1, a2 and b1, b2 at the same angle); ``s1``, ``s2`` (3, 3) scratch."""
     _basis(b1, b2, s1)
     _basis(a1, a2, s2)
-    _mmt_to(s1, s2, out)
+    mm_to(s1, s2.T, out)
 
 
 @njit(cache=True)
@@ -312,49 +228,35 @@ def _fabrik_points(pts, lengths, goal, tol, max_iter, lo_gap, hi_gap):
     k = pts.shape[0]
     last = k - 1
     root = _vec(pts[0])
-    e = _sub(pts[last], goal)
-    err = np.sqrt(_dot(e, e))
-    reach = 0.0
-    for i in range(k - 1):
-        reach += lengths[i]
+    err = _norm(_sub(pts[last], goal))
+    reach, _ = chain_scale(lengths[:k - 1])
     d = _sub(goal, root)
-    dist = np.sqrt(_dot(d, d))
+    dist = _norm(d)
     if dist >= reach and err > tol:
         # out of reach (the paper's first case): the chain stretched straight at the goal
         for i in range(1, k):
             s = lengths[i - 1] / dist
             for c in range(3):
                 pts[i, c] = pts[i - 1, c] + s * d[c]
-        e = _sub(pts[last], goal)
-        return 1, np.sqrt(_dot(e, e))
+        return 1, _norm(_sub(pts[last], goal))
     it = 0
     while it < max_iter and err > tol:
         prev = err
         # forward: the last point onto the goal, then inwards
         for c in range(3):
             pts[last, c] = goal[c]
+        # (a point on its neighbour stays there: the fallback direction is zero)
         for i in range(last - 1, -1, -1):
-            d = _sub(pts[i], pts[i + 1])
-            r = np.sqrt(_dot(d, d))
-            if r > 0.0:
-                s = lengths[i] / r
-                for c in range(3):
-                    pts[i, c] = pts[i + 1, c] + s * d[c]
+            place_on_line(pts, i, i + 1, lengths[i], 0.0, 0.0, 0.0, 0.0)
         # backward: the root back, then outwards; the elbow's range bounds |pts[2] - root|
         for c in range(3):
             pts[0, c] = root[c]
         for i in range(1, k):
-            d = _sub(pts[i], pts[i - 1])
-            r = np.sqrt(_dot(d, d))
-            if r > 0.0:
-                s = lengths[i - 1] / r
-                for c in range(3):
-                    pts[i, c] = pts[i - 1, c] + s * d[c]
+            place_on_line(pts, i, i - 1, lengths[i - 1], 0.0, 0.0, 0.0, 0.0)
             if i == 2:
                 _hinge_range(pts, root, lengths, lo_gap, hi_gap)
         it += 1
-        e = _sub(pts[last], goal)
-        err = np.sqrt(_dot(e, e))
+        err = _norm(_sub(pts[last], goal))
         if err >= prev:
             break  # no progress at all: the elbow's range holds it off the goal
     return it, err
@@ -365,31 +267,28 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
     """Turn the forearm pts[1] -> pts[2] about the elbow, in the plane root-pts[1]-pts[2], so that
     |pts[2] - root| lies in [lo_gap, hi_gap] (the elbow's flexion range as a distance)."""
     d = _sub(pts[2], root)
-    r = np.sqrt(_dot(d, d))
+    r = _norm(d)
     if lo_gap <= r <= hi_gap:
         return
     gap = lo_gap if r < lo_gap else hi_gap
-    u = _sub(pts[1], root)
-    l1 = lengths[0]
-    l2 = lengths[1]
-    # the angle at the elbow giving |pts[2] - root| = gap, in the plane (u, d)
-    cos_e = (l1 * l1 + l2 * l2 - gap * gap) / (2.0 * l1 * l2)
-    cos_e = min(1.0, max(-1.0, cos_e))
-    uu = _div(u, l1)
+    l1, l2 = lengths[0], lengths[1]
+    # the angle at the elbow giving |pts[2] - root| = gap, in the plane of the upper arm uu and d
+    cos_e = min(1.0, max(-1.0, (l1 * l1 + l2 * l2 - gap * gap) / (2.0 * l1 * l2)))
+    uu = _div(_sub(pts[1], root), l1)
     side = _sub(d, _mul(_dot(d, uu), uu))
-    s = np.sqrt(_dot(side, side))
+    s = _norm(side)
     if s <= 0.0:
         return
     side = _div(side, s)
-    # forearm direction: back along -u turned by the elbow angle towards side
+    # forearm direction: back along -uu turned by the elbow angle towards side
     sin_e = np.sqrt(1.0 - cos_e * cos_e)
     f = _add(_mul(-cos_e, uu), _mul(sin_e, side))
     for c in range(3):
         pts[2, c] = pts[1, c] + l2 * f[c]
 
 
-#: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-5 the hand's
-#: turn (position targets), 6-23 ``_angles``.
+#: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-3 the
+#: hand's turn (position targets), 6-23 ``_angles``.
 _N_MATS = 24
 #: Where each part of an arm lies in ``srs_pack``'s array (start, size).
 _ORIGINS, _TIP, _AXES, _LOWER, _UPPER, _WRIST, _GAPS, _SCALE = 0, 112, 128, 149, 156, 163, 166, 168
@@ -401,15 +300,10 @@ def srs_pack(axes, origins, tip, lower, upper, wrist_in_tip, gaps, scale):
     numba unboxes each array argument of a call on its own): ``axes`` (7, 3), ``origins``
     (7, 4, 4), ``tip`` (4, 4), ``lower``, ``upper`` (7,), ``wrist_in_tip`` (3,), ``gaps`` (2,)
     and ``scale``, the arm's reach."""
-    pack = np.empty(PACK_SIZE)
-    pack[_ORIGINS:_TIP] = np.asarray(origins, dtype=np.float64).reshape(-1)
-    pack[_TIP:_AXES] = np.asarray(tip, dtype=np.float64).reshape(-1)
-    pack[_AXES:_LOWER] = np.asarray(axes, dtype=np.float64).reshape(-1)
-    pack[_LOWER:_UPPER] = lower
-    pack[_UPPER:_WRIST] = upper
-    pack[_WRIST:_GAPS] = wrist_in_tip
-    pack[_GAPS:_SCALE] = gaps
-    pack[_SCALE] = scale
+    parts = (origins, tip, axes, lower, upper, wrist_in_tip, gaps, [scale])  # in the order of the offsets
+    pack = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in parts])
+    if pack.shape != (PACK_SIZE,):
+        raise ValueError(f"srs_pack takes a 7-joint arm's arrays ({PACK_SIZE} values), got {pack.size}")
     return pack
 
 
@@ -440,40 +334,29 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     rot, turn = mats[0], mats[1]
     trans = vecs[3, 0:3]
     _forward_into(axes, origins, tip, q_prev, positions, frames, rot, turn, trans)
-    S = _vec(positions[0])
-    E0 = _vec(positions[3])
-    W0 = _vec(positions[4])
-    T0 = _vec(positions[m])
-    d = _sub(E0, S)
-    l1 = np.sqrt(_dot(d, d))
-    d = _sub(W0, E0)
-    l2 = np.sqrt(_dot(d, d))
-    d = _sub(T0, W0)
-    l3 = np.sqrt(_dot(d, d))
-    t4 = (origins[4, 0, 3], origins[4, 1, 3], origins[4, 2, 3])
-    up = (origins[3, 0, 3], origins[3, 1, 3], origins[3, 2, 3])
-    a3 = _mv3(origins[3], axes[3])
-    gap_lo = gaps[0]
-    gap_hi = gaps[1]
+    S, E0 = _vec(positions[0]), _vec(positions[3])  # shoulder, elbow,
+    W0, T0 = _vec(positions[4]), _vec(positions[m])  # wrist centre and tip before the solve
+    l1 = _norm(_sub(E0, S))
+    l2 = _norm(_sub(W0, E0))
+    l3 = _norm(_sub(T0, W0))
 
     hinge_prev = _mv3(frames[3], axes[3])
     if oriented:
         goal = _add(target_p, _mv3(target_R, wrist_in_tip))
         # the wrist's second axis (joint 6) as the hand will hold it (its previous angle to the
         # hand kept), read before _flex_sense takes positions and frames for scratch
-        a5 = _mv3(target_R, _mtv3(frames[m], _mv3(frames[5], axes[5])))
+        a5 = _mv3(target_R, _mv3(frames[m].T, _mv3(frames[5], axes[5])))
         sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
-        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, sense)
+        E, W = _elbow_on_circle(S, E0, goal, l1, l2, gaps[0], gaps[1], hinge_prev, sense)
         if plane_rule == 1:
             # the study's hinge plane: through S and W, across a5
             u = _sub(W, S)
             n = _cross(a5, u)
-            nn = np.sqrt(_dot(n, n))
+            nn = _norm(n)
             if nn > FLAT * scale * scale:
-                v = _cross(_div(n, nn), _div(u, np.sqrt(_dot(u, u))))
+                v = _cross(_div(n, nn), _div(u, _norm(u)))
                 c = _add(S, _mul(_dot(_sub(E, S), u) / _dot(u, u), u))
-                e = _sub(E, c)
-                r = np.sqrt(_dot(e, e))
+                r = _norm(_sub(E, c))
                 E1 = _add(c, _mul(r, v))
                 E2 = _sub(c, _mul(r, v))
                 e1 = _sub(E1, E0)
@@ -483,44 +366,29 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         R_tip = target_R
     else:
         # the chain S-E-W-T in the rows 0-3 of positions (scratch until the answer's pose)
-        pts = positions[0:4]
+        pts = positions[0:4]  # row 0 is S already
         for c in range(3):
-            pts[0, c] = S[c]
-            pts[1, c] = E0[c]
-            pts[2, c] = W0[c]
-            pts[3, c] = T0[c]
+            pts[1, c], pts[2, c], pts[3, c] = E0[c], W0[c], T0[c]
         lengths = vecs[3, 3:6]
         lengths[0], lengths[1], lengths[2] = l1, l2, l3
-        it, _ = _fabrik_points(pts, lengths, target_p, tol, max_iter, gap_lo, gap_hi)
-        E = _vec(pts[1])
-        W = _vec(pts[2])
+        goal = _vec(target_p)
+        it, _ = _fabrik_points(pts, lengths, goal, tol, max_iter, gaps[0], gaps[1])
+        E, W = _vec(pts[1]), _vec(pts[2])
         # the hand's roll kept: the previous tip frame turned onto the new hand direction
         old = _div(_sub(T0, W0), l3)
         new = _div(_sub(pts[3], W), l3)
-        _turn_onto(old, new, mats[2], mats[3], mats[4])
-        R_tip = mats[5]
-        _mm_to(mats[2], frames[m], R_tip)
+        rotation_between(mats[2], old[0], old[1], old[2], new[0], new[1], new[2])
+        R_tip = mats[3]
+        mm_to(mats[2], frames[m], R_tip)
 
-    _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, mats, vecs)
+    _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, scale, q, mats, vecs)
     _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
-    d = _sub(positions[m], target_p)
-    err = np.sqrt(_dot(d, d))
-    oerr = 0.0
-    if oriented:
-        # the trace of frames[m].T @ target_R
-        F = frames[m]
-        tr = 0.0
-        for i in range(3):
-            tr += F[0, i] * target_R[0, i] + F[1, i] * target_R[1, i] + F[2, i] * target_R[2, i]
-        oerr = np.arccos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
+    err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if err <= tol and oerr <= otol:
         return it, err, oerr, REACHED
-    reach = l1 + l2 + (0.0 if oriented else l3)
-    wd = _add(target_p, _mv3(target_R, wrist_in_tip)) if oriented else _vec(target_p)
-    d = _sub(wd, S)
-    far = np.sqrt(_dot(d, d)) > reach
     if it >= max_iter:
         return it, err, oerr, MAX_ITERATIONS
+    far = _norm(_sub(goal, S)) > l1 + l2 + (0.0 if oriented else l3)  # goal: the wrist's, or the tip's
     return it, err, oerr, (UNREACHABLE if far else STALLED)
 
 
@@ -535,24 +403,21 @@ def _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, flex_sense
     multiple of ``hinge_prev x (W - S)``, that flexing the elbow from its previous angle gives.
     Points are 3-tuples."""
     d = _sub(goal, S)
-    dist = np.sqrt(_dot(d, d))
-    # (the identity times hinge_prev, as it was once written: the same numbers)
-    u = _div(d, dist) if dist > 0.0 else (1.0 * hinge_prev[0] + 0.0 * hinge_prev[1] + 0.0 * hinge_prev[2],
-                                          0.0 * hinge_prev[0] + 1.0 * hinge_prev[1] + 0.0 * hinge_prev[2],
-                                          0.0 * hinge_prev[0] + 0.0 * hinge_prev[1] + 1.0 * hinge_prev[2])
+    dist = _norm(d)
+    u = _div(d, dist) if dist > 0.0 else hinge_prev
     reach = min(max(dist, gap_lo), gap_hi)
     W = _add(S, _mul(reach, u))
     a = (l1 * l1 - l2 * l2 + reach * reach) / (2.0 * reach)
     r = np.sqrt(max(l1 * l1 - a * a, 0.0))
     e0 = _sub(E0, S)
     side = _sub(e0, _mul(_dot(e0, u), u))
-    s = np.sqrt(_dot(side, side))
+    s = _norm(side)
     # the elbow's side of S-W: across the previous hinge axis, so that the upper arm's roll (and
     # the wrist's) carries on where the elbow point alone leaves it loose (a nearly straight elbow
     # moves by micrometres over a half turn of the swivel); its sense from the previous elbow when
     # that is clearly bent, else from the elbow's flexion sense
     hinge_side = _cross(hinge_prev, u)
-    h = np.sqrt(_dot(hinge_side, hinge_side))
+    h = _norm(hinge_side)
     if h > FLAT:
         sense = flex_sense
         if s > BENT * (l1 + l2):
@@ -561,7 +426,7 @@ def _elbow_on_circle(S, E0, goal, l1, l2, gap_lo, gap_hi, hinge_prev, flex_sense
         s = h
     elif s <= FLAT * (l1 + l2):
         side = _cross(hinge_prev, u)
-        s = np.sqrt(_dot(side, side))
+        s = _norm(side)
     E = _add(_add(S, _mul(a, u)), _mul(r / s, side))
     return E, W
 
@@ -573,8 +438,7 @@ def _flex_sense(axes, origins, tip, lower, upper, q_prev, q, positions, frames, 
     an arm whose elbow bends one way; probed by forward kinematics, so any DH convention works).
     ``q`` (7,), ``positions`` (8, 3), ``frames`` (8, 3, 3), ``rot``, ``turn`` (3, 3) and ``trans``
     (3,) are scratch."""
-    for j in range(q_prev.shape[0]):
-        q[j] = q_prev[j]
+    q[:] = q_prev
     mid = 0.5 * (lower[3] + upper[3]) if np.isfinite(lower[3]) and np.isfinite(upper[3]) else q[3] + 1.0
     q[3] = q[3] + (0.3 if mid >= q[3] else -0.3)
     _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
@@ -586,41 +450,14 @@ def _flex_sense(axes, origins, tip, lower, upper, q_prev, q, positions, frames, 
 
 
 @njit(cache=True)
-def _turn_onto(a, b, R, V, VV):
-    """R <- the smallest rotation taking the unit a onto the unit b; ``V``, ``VV`` (3, 3) scratch."""
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = 1.0 if i == j else 0.0
-    v0 = a[1] * b[2] - a[2] * b[1]
-    v1 = a[2] * b[0] - a[0] * b[2]
-    v2 = a[0] * b[1] - a[1] * b[0]
-    c = _dot(a, b)
-    if c < -1.0 + 1e-12:
-        # half a turn about any axis perpendicular to a
-        p = (0.0, -a[2], a[1]) if abs(a[0]) < 0.9 else (a[2], 0.0, -a[0])
-        p = _div(p, np.sqrt(_dot(p, p)))
-        for i in range(3):
-            for j in range(3):
-                R[i, j] = 2.0 * p[i] * p[j] - (1.0 if i == j else 0.0)
-        return
-    k = 1.0 / (1.0 + c)
-    V[0, 0], V[0, 1], V[0, 2] = 0.0, -v2, v1
-    V[1, 0], V[1, 1], V[1, 2] = v2, 0.0, -v0
-    V[2, 0], V[2, 1], V[2, 2] = -v1, v0, 0.0
-    _mm_to(V, V, VV)
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = R[i, j] + V[i, j] + VV[i, j] * k
-
-
-@njit(cache=True)
-def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, up, t4, a3, scale, q, mats, vecs):
+def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, scale, q, mats, vecs):
     """The seven angles (written to ``q``) that put the elbow on E, the wrist centre on W and the
     tip frame at ``R_tip`` (module docstring, step 3). ``hinge_prev``: the elbow axis in world
-    coordinates before the solve (the hinge plane of a straight arm); ``up`` the upper arm in the
-    shoulder's last moving frame, ``t4`` the forearm in the elbow's moving frame, ``a3`` the elbow
-    axis in the shoulder's last moving frame (points and vectors as 3-tuples). Scratch: the
-    3 x 3 matrices 6-23 of ``mats`` and the rows 0-1 of ``vecs`` (2+, 7)."""
+    coordinates before the solve (the hinge plane of a straight arm; points and vectors as
+    3-tuples). Scratch: the 3 x 3 matrices 6-23 of ``mats`` and the rows 0-1 of ``vecs`` (2+, 7)."""
+    up = (origins[3, 0, 3], origins[3, 1, 3], origins[3, 2, 3])  # the upper arm in joint 2's moving frame
+    t4 = (origins[4, 0, 3], origins[4, 1, 3], origins[4, 2, 3])  # the forearm in the elbow's moving frame
+    a3 = _mv3(origins[3], axes[3])  # the elbow axis in joint 2's moving frame
     O0, O1, O2, O3 = origins[0, :3, :3], origins[1, :3, :3], origins[2, :3, :3], origins[3, :3, :3]
     O4, O5, O6 = origins[4, :3, :3], origins[5, :3, :3], origins[6, :3, :3]
     R2, s1, s2, B, X, M, R3, Rz = mats[6], mats[7], mats[8], mats[9], mats[10], mats[11], mats[12], mats[13]
@@ -633,17 +470,17 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
     arm = _sub(E, S)
     fore = _sub(W, E)
     n = _cross(arm, fore)
-    nn = np.sqrt(_dot(n, n))
+    nn = _norm(n)
     if nn <= FLAT * scale * scale:
         # a straight arm: the hinge plane the elbow had
         n = _sub(hinge_prev, _mul(_dot(hinge_prev, arm) / _dot(arm, arm), arm))
-        nn = np.sqrt(_dot(n, n))
+        nn = _norm(n)
     n = _div(n, nn)
-    u = _div(up, np.sqrt(_dot(up, up)))
-    au = _div(arm, np.sqrt(_dot(arm, arm)))
+    u = _div(up, _norm(up))
+    au = _div(arm, _norm(arm))
     # what the loop below reads of the arm alone
-    _mm_to(O1, O2, B)
-    _mm_to(O5, O6, B2)
+    mm_to(O1, O2, B)
+    mm_to(O5, O6, B2)
     b1 = _mv3(O1, axes[1])
     c1 = _mv3(B, axes[2])
     b2 = _mv3(O5, axes[5])
@@ -654,21 +491,21 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
         # the shoulder's last moving frame: upper arm onto E - S, elbow axis onto +-n
         _triad(u, a3, au, _mul(sign, n), R2, s1, s2)
         # shoulder: O0^T R2 = R(a0, q0) O1 R(a1, q1) O2 R(a2, q2)
-        _mtm_to(O0, R2, X)
-        _mmt_to(X, B, M)
-        _euler3(M, axes[0], b1, c1, q_prev[0:3], sols, r0, r1, r01, rest)
+        mm_to(O0.T, R2, X)
+        mm_to(X, B.T, M)
+        euler3(M, axes[0], b1, c1, q_prev[0:3], sols, r0, r1, r01, rest)
         _pick(sols, lower, upper, 0, trial)
         # elbow: the forearm in the elbow's frame
-        _mm_to(R2, O3, R3)
-        trial[3] = q_prev[3] + _wrap(sp1(axes[3], t4, _mtv3(R3, fore)) - q_prev[3])
+        mm_to(R2, O3, R3)
+        trial[3] = q_prev[3] + _wrap(sp1(axes[3], t4, _mv3(R3.T, fore)) - q_prev[3])
         # wrist: F4^T R_tip O_tip^T = R(a4, q4) O5 R(a5, q5) O6 R(a6, q6)
         _axis_rotation(axes[3], trial[3], Rz)
-        _mm_to(R3, Rz, R3z)
-        _mm_to(R3z, O4, F4)
-        _mtm_to(F4, R_tip, X1)
-        _mmt_to(X1, tip, X2)
-        _mmt_to(X2, B2, M)
-        _euler3(M, axes[4], b2, c2, q_prev[4:7], sols, r0, r1, r01, rest)
+        mm_to(R3, Rz, R3z)
+        mm_to(R3z, O4, F4)
+        mm_to(F4.T, R_tip, X1)
+        mm_to(X1, tip.T, X2)
+        mm_to(X2, B2.T, M)
+        euler3(M, axes[4], b2, c2, q_prev[4:7], sols, r0, r1, r01, rest)
         _pick(sols, lower, upper, 4, trial)
         out = max(lower[3] - trial[3], trial[3] - upper[3], 0.0)
         cost = out * 1e3
@@ -684,17 +521,12 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
 
 @njit(cache=True)
 def srs_angles(axes, origins, tip, lower, upper, E, W, R_tip, q_prev, scale):
-    """The seven angles of an S-R-S arm that put its elbow on E, its wrist centre on W and its tip
-    frame at ``R_tip`` (the shoulder is fixed), nearest ``q_prev`` (step 3 of the module
-    docstring, for a pose known in full, e.g. a recording). E and W must lie at the upper arm's
-    and the forearm's lengths; an elbow outside its range is clipped into it."""
-    mats = np.empty((_N_MATS, 3, 3))
-    vecs = np.empty((4, 7))
-    positions = np.empty((8, 3))
-    frames = np.empty((8, 3, 3))
+    """Step 3 of the module docstring alone, for a pose known in full (``fabrik.solvers.arm.arm_angles``):
+    the seven angles that put the elbow on E, the wrist centre on W and the tip frame at ``R_tip``."""
+    mats, vecs = np.empty((_N_MATS, 3, 3)), np.empty((4, 7))
+    positions, frames = np.empty((8, 3)), np.empty((8, 3, 3))
     _forward_into(axes, origins, tip, q_prev, positions, frames, mats[0], mats[1], vecs[3, 0:3])
     q = q_prev.copy()
     _angles(axes, origins, tip, lower, upper, q_prev, _vec(positions[0]), _vec(E), _vec(W), R_tip,
-            _mv3(frames[3], axes[3]), (origins[3, 0, 3], origins[3, 1, 3], origins[3, 2, 3]),
-            (origins[4, 0, 3], origins[4, 1, 3], origins[4, 2, 3]), _mv3(origins[3], axes[3]), scale, q, mats, vecs)
+            _mv3(frames[3], axes[3]), scale, q, mats, vecs)
     return q

@@ -48,29 +48,12 @@ lies beyond the reach), or at ``max_iter``; it returns the best pose it has seen
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.arm import _axis_rotation, forward_arm
-from fabrik.kernels.arm_ik import _mmt, _mtm, _mv
+from fabrik.kernels.arm import _axis_rotation, forward_arm, pose_error
+from fabrik.kernels.arm_ik import _cross, _mm, _mul, _mv3
+from fabrik.kernels.frames import mm_to
+from fabrik.kernels.vec import dist3v
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
     UNREACHABLE
-
-
-@njit(cache=True)
-def pose_error(positions, frames, target_p, target_R, oriented):
-    """(position error, orientation error (radians; 0 unless ``oriented``)) of a forward pose."""
-    m = positions.shape[0] - 1
-    d0 = positions[m, 0] - target_p[0]
-    d1 = positions[m, 1] - target_p[1]
-    d2 = positions[m, 2] - target_p[2]
-    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    if not oriented:
-        return err, 0.0
-    rel = _mtm(frames[m], target_R)
-    return err, np.arccos(min(1.0, max(-1.0, 0.5 * (rel[0, 0] + rel[1, 1] + rel[2, 2] - 1.0))))
-
-
-@njit(cache=True)
-def _world_axis(frames, axes, k):
-    return _mv(frames[k], axes[k])
 
 
 @njit(cache=True)
@@ -114,6 +97,8 @@ def _rotation_vector(R):
 #: Iterations between recomputations of the points from the joint angles (``forward_arm``); in
 #: between, the stages' turns move them, exactly but for rounding.
 REFRESH = 32
+#: The origin (``_move``'s centre for directions).
+_ZERO = (0.0, 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -137,25 +122,15 @@ def _turn_terms(X, G, first, stop, a, c):
 
 
 @njit(cache=True, inline="always")
-def _turn_points(X, first, stop, rot, c):
-    """Rows ``first:stop`` of X turned by ``rot`` (3, 3) about the point c, in place."""
+def _move(X, first, stop, rot, c, out, to):
+    """out[j] <- to + rot (X[j] - c) for the rows ``first:stop`` (``out`` may be X): the points X
+    turned by ``rot`` (3, 3) about c and carried onto ``to`` (directions: c = to = 0)."""
     for j in range(first, stop):
         u0 = X[j, 0] - c[0]
         u1 = X[j, 1] - c[1]
         u2 = X[j, 2] - c[2]
         for i in range(3):
-            X[j, i] = c[i] + rot[i, 0] * u0 + rot[i, 1] * u1 + rot[i, 2] * u2
-
-
-@njit(cache=True, inline="always")
-def _turn_axes(Z, first, stop, rot):
-    """Rows ``first:stop`` of the directions Z turned by ``rot``, in place."""
-    for j in range(first, stop):
-        z0 = Z[j, 0]
-        z1 = Z[j, 1]
-        z2 = Z[j, 2]
-        for i in range(3):
-            Z[j, i] = rot[i, 0] * z0 + rot[i, 1] * z1 + rot[i, 2] * z2
+            out[j, i] = to[i] + rot[i, 0] * u0 + rot[i, 1] * u1 + rot[i, 2] * u2
 
 
 @njit(cache=True)
@@ -163,25 +138,19 @@ def _points(axes, positions, frames, marker, X, Z):
     """The points of a forward pose: X (m + 4, 3): joints, tip, the tip's three markers; Z (m, 3):
     the joints' axes in the base frame."""
     m = axes.shape[0]
-    for j in range(m + 1):
-        for i in range(3):
-            X[j, i] = positions[j, i]
+    X[:m + 1] = positions
     for e in range(3):
         for i in range(3):
             X[m + 1 + e, i] = positions[m, i] + marker * frames[m, i, e]
     for k in range(m):
-        for i in range(3):
-            Z[k, i] = frames[k, i, 0] * axes[k, 0] + frames[k, i, 1] * axes[k, 1] + frames[k, i, 2] * axes[k, 2]
+        Z[k, 0], Z[k, 1], Z[k, 2] = _mv3(frames[k], axes[k])
 
 
 @njit(cache=True)
 def _errors(X, m, marker, target_p, target_R, oriented):
     """(position error, orientation error in radians) of the points X: the tip (row m) and its
     frame, read from its markers (rows m + 1..m + 3, ``marker`` from it), as ``pose_error``."""
-    d0 = X[m, 0] - target_p[0]
-    d1 = X[m, 1] - target_p[1]
-    d2 = X[m, 2] - target_p[2]
-    err = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    err = dist3v(X, m, target_p)
     if not oriented:
         return err, 0.0
     trace = 0.0
@@ -212,20 +181,10 @@ def _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY):
                     H[i, k] += (X[j, i] - X[m, i]) * (X[j, k] - target_p[k])
         U, _, Vt = np.linalg.svd(H)
         if np.linalg.det(U) * np.linalg.det(Vt) < 0.0:
-            for i in range(3):
-                U[i, 2] = -U[i, 2]
-        for i in range(3):
-            for j in range(3):
-                E[i, j] = Vt[0, i] * U[j, 0] + Vt[1, i] * U[j, 1] + Vt[2, i] * U[j, 2]
-    for j in range(Y.shape[0]):
-        u0 = X[j, 0] - X[m, 0]
-        u1 = X[j, 1] - X[m, 1]
-        u2 = X[j, 2] - X[m, 2]
-        for i in range(3):
-            Y[j, i] = target_p[i] + E[i, 0] * u0 + E[i, 1] * u1 + E[i, 2] * u2
-    for k in range(m):
-        for i in range(3):
-            ZY[k, i] = E[i, 0] * Z[k, 0] + E[i, 1] * Z[k, 1] + E[i, 2] * Z[k, 2]
+            U[:, 2] = -U[:, 2]
+        mm_to(Vt.T, U.T, E)
+    _move(X, 0, Y.shape[0], E, X[m], Y, target_p)
+    _move(Z, 0, m, E, _ZERO, ZY, _ZERO)
 
 
 @njit(cache=True, inline="always")
@@ -234,7 +193,7 @@ def _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
     m = axes.shape[0]
     w = scale * scale  # orientation weight: radians as lengths of the reach
     for k in range(m - 1, -1, -1):
-        a = _world_axis(frames, axes, k)
+        a = _mv3(frames[k], axes[k])
         u = positions[m] - positions[k]
         v = target_p - positions[k]
         ua = u[0] * a[0] + u[1] * a[1] + u[2] * a[2]
@@ -245,8 +204,8 @@ def _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q
         B = a[0] * (u[1] * v[2] - u[2] * v[1]) + a[1] * (u[2] * v[0] - u[0] * v[2]) + a[2] * (u[0] * v[1] - u[1] * v[0])
         if oriented:
             # orientation: maximise tr(R_t^T R(t) R_tip) = tr(R(t) M), M = R_tip R_t^T
-            M = _mmt(frames[m], target_R)
-            Ma = _mv(M, a)
+            M = _mm(frames[m], target_R.T)
+            Ma = _mv3(M, a)
             A += w * 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - (a[0] * Ma[0] + a[1] * Ma[1] + a[2] * Ma[2]))
             B += w * 0.5 * (a[0] * (M[1, 2] - M[2, 1]) + a[1] * (M[2, 0] - M[0, 2]) + a[2] * (M[0, 1] - M[1, 0]))
         if A == 0.0 and B == 0.0:
@@ -266,19 +225,15 @@ def _dls_step(axes, origins, tip, lower, upper, target_p, target_R, oriented, q,
     m = axes.shape[0]
     rows = J.shape[0]
     for k in range(m):
-        a = _world_axis(frames, axes, k)
+        a = _mv3(frames[k], axes[k])
         r = positions[m] - positions[k]
-        J[0, k] = a[1] * r[2] - a[2] * r[1]
-        J[1, k] = a[2] * r[0] - a[0] * r[2]
-        J[2, k] = a[0] * r[1] - a[1] * r[0]
+        J[0, k], J[1, k], J[2, k] = _cross(a, r)
         if oriented:
-            J[3, k] = scale * a[0]
-            J[4, k] = scale * a[1]
-            J[5, k] = scale * a[2]
+            J[3, k], J[4, k], J[5, k] = _mul(scale, a)
     for c in range(3):
         e[c] = target_p[c] - positions[m, c]
     if oriented:
-        rv = _rotation_vector(_mmt(target_R, frames[m]))
+        rv = _rotation_vector(_mm(target_R, frames[m].T))
         for c in range(3):
             e[3 + c] = scale * rv[c]
     G = J @ J.T
@@ -341,21 +296,19 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
             # the part before it (joints 0..k-1) nearest where it was; the turn t moves q[k] by -t
             _hang(X, Z, marker, target_p, target_R, oriented, m, Y, ZY)
             for k in range(m - 1, 0, -1):
-                for i in range(3):
-                    c[i] = Y[k, i]
+                c[0], c[1], c[2] = Y[k, 0], Y[k, 1], Y[k, 2]
                 A, B = _turn_terms(Y, X, 0, k, ZY[k], c)
                 if A == 0.0 and B == 0.0:
                     continue
                 t = _best_angle(A, B, q[k] - upper[k], q[k] - lower[k], 0.0)
                 if t != 0.0:
                     _axis_rotation(ZY[k], t, rot)
-                    _turn_points(Y, 0, k, rot, c)
-                    _turn_axes(ZY, 0, k, rot)
+                    _move(Y, 0, k, rot, c, Y, c)
+                    _move(ZY, 0, k, rot, _ZERO, ZY, _ZERO)
             # backward stage: from the base, each joint turning the part beyond it (joints k+1..,
             # the tip, its markers) nearest where the forward stage put it
             for k in range(m):
-                for i in range(3):
-                    c[i] = X[k, i]
+                c[0], c[1], c[2] = X[k, 0], X[k, 1], X[k, 2]
                 A, B = _turn_terms(X, Y, k + 1, last, Z[k], c)
                 if A == 0.0 and B == 0.0:
                     continue
@@ -363,8 +316,8 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
                 if t != 0.0:
                     q[k] = min(max(q[k] + t, lower[k]), upper[k])
                     _axis_rotation(Z[k], t, rot)
-                    _turn_points(X, k + 1, n, rot, c)
-                    _turn_axes(Z, k + 1, m, rot)
+                    _move(X, k + 1, n, rot, c, X, c)
+                    _move(Z, k + 1, m, rot, _ZERO, Z, _ZERO)
         elif method == CCD:
             _ccd_sweep(axes, origins, tip, lower, upper, target_p, target_R, oriented, q, positions, frames, scale)
         else:
@@ -402,8 +355,7 @@ def arm_run(method, axes, origins, tip, lower, upper, target_p, target_R, orient
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if it >= max_iter:
         return best_q, positions, frames, it, err, oerr, MAX_ITERATIONS
-    d = target_p - positions[0]
-    far = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) > scale
+    far = dist3v(positions, 0, target_p) > scale
     return best_q, positions, frames, it, err, oerr, (UNREACHABLE if far else STALLED)
 
 

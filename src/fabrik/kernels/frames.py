@@ -18,9 +18,7 @@ def up_axis(d0, d1, d2, u0, u1, u2):
     the bone is used instead. Returns (z0, z1, z2) as scalars (no array: kernels call it in
     hot loops)."""
     dot = u0 * d0 + u1 * d1 + u2 * d2
-    z0 = u0 - dot * d0
-    z1 = u1 - dot * d1
-    z2 = u2 - dot * d2
+    z0, z1, z2 = u0 - dot * d0, u1 - dot * d1, u2 - dot * d2
     n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
     if n < 1e-9:
         # up is (anti)parallel to the bone: use the coordinate axis least aligned with it
@@ -33,39 +31,25 @@ def up_axis(d0, d1, d2, u0, u1, u2):
         else:
             e2 = 1.0
         dot = e0 * d0 + e1 * d1 + e2 * d2
-        z0 = e0 - dot * d0
-        z1 = e1 - dot * d1
-        z2 = e2 - dot * d2
+        z0, z1, z2 = e0 - dot * d0, e1 - dot * d1, e2 - dot * d2
         n = np.sqrt(z0 * z0 + z1 * z1 + z2 * z2)
-    z0 /= n
-    z1 /= n
-    z2 /= n
-    return z0, z1, z2
+    return z0 / n, z1 / n, z2 / n
 
 
 @njit(cache=True, error_model="numpy")
 def set_frame(out, d0, d1, d2, u0, u1, u2):
     """out <- the frame with +Y = unit (d0, d1, d2) and +Z as close as possible to (u0, u1, u2)."""
     z0, z1, z2 = up_axis(d0, d1, d2, u0, u1, u2)
-    # x = y cross z
-    out[0, 0] = d1 * z2 - d2 * z1
-    out[1, 0] = d2 * z0 - d0 * z2
-    out[2, 0] = d0 * z1 - d1 * z0
-    out[0, 1] = d0
-    out[1, 1] = d1
-    out[2, 1] = d2
-    out[0, 2] = z0
-    out[1, 2] = z1
-    out[2, 2] = z2
+    out[0, 0], out[1, 0], out[2, 0] = d1 * z2 - d2 * z1, d2 * z0 - d0 * z2, d0 * z1 - d1 * z0  # y x z
+    out[0, 1], out[1, 1], out[2, 1] = d0, d1, d2
+    out[0, 2], out[1, 2], out[2, 2] = z0, z1, z2
 
 
 @njit(cache=True, error_model="numpy")
 def reorthonormalise(F):
     """Rebuild F (3, 3) in place as a rotation from its +Y and +Z columns (removes the rounding
     drift that products of rotations accumulate; +Y keeps its direction)."""
-    y0 = F[0, 1]
-    y1 = F[1, 1]
-    y2 = F[2, 1]
+    y0, y1, y2 = F[0, 1], F[1, 1], F[2, 1]
     r = np.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
     if r <= 0.0:
         y0, y1, y2, r = 0.0, 1.0, 0.0, 1.0
@@ -126,12 +110,19 @@ def twist_about_y(out, G, psi):
         out[r, 1] = G[r, 1]
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def mm_to(A, B, C):
+    """C <- A @ B for (3, 3) arrays or their transposed views (C not A or B), written out (numba's
+    ``@`` goes through BLAS: slow at this size)."""
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
 @njit(cache=True, error_model="numpy")
 def rotate_frame(out, F, R):
     """out <- R @ F for (3, 3) arrays (out must not alias F)."""
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = R[r, 0] * F[0, c] + R[r, 1] * F[1, c] + R[r, 2] * F[2, c]
+    mm_to(R, F, out)
 
 
 @njit(cache=True, error_model="numpy")
@@ -148,32 +139,18 @@ def rotation_between(R, a0, a1, a2, b0, b1, b2):
         p1 = a2 * e0 - a0 * e2
         p2 = a0 * e1 - a1 * e0
         n = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-        p0 /= n
-        p1 /= n
-        p2 /= n
-        R[0, 0] = 2 * p0 * p0 - 1
-        R[0, 1] = 2 * p0 * p1
-        R[0, 2] = 2 * p0 * p2
-        R[1, 0] = 2 * p1 * p0
-        R[1, 1] = 2 * p1 * p1 - 1
-        R[1, 2] = 2 * p1 * p2
-        R[2, 0] = 2 * p2 * p0
-        R[2, 1] = 2 * p2 * p1
-        R[2, 2] = 2 * p2 * p2 - 1
+        p = (p0 / n, p1 / n, p2 / n)
+        for i in range(3):
+            for j in range(3):
+                R[i, j] = 2.0 * p[i] * p[j] - (1.0 if i == j else 0.0)
         return
     v0 = a1 * b2 - a2 * b1
     v1 = a2 * b0 - a0 * b2
     v2 = a0 * b1 - a1 * b0
     k = 1.0 / (1.0 + c)
-    R[0, 0] = 1.0 - k * (v1 * v1 + v2 * v2)
-    R[0, 1] = -v2 + k * v0 * v1
-    R[0, 2] = v1 + k * v0 * v2
-    R[1, 0] = v2 + k * v0 * v1
-    R[1, 1] = 1.0 - k * (v0 * v0 + v2 * v2)
-    R[1, 2] = -v0 + k * v1 * v2
-    R[2, 0] = -v1 + k * v0 * v2
-    R[2, 1] = v0 + k * v1 * v2
-    R[2, 2] = 1.0 - k * (v0 * v0 + v1 * v1)
+    R[0, 0], R[0, 1], R[0, 2] = 1.0 - k * (v1 * v1 + v2 * v2), -v2 + k * v0 * v1, v1 + k * v0 * v2
+    R[1, 0], R[1, 1], R[1, 2] = v2 + k * v0 * v1, 1.0 - k * (v0 * v0 + v2 * v2), -v0 + k * v1 * v2
+    R[2, 0], R[2, 1], R[2, 2] = -v1 + k * v0 * v2, v0 + k * v1 * v2, 1.0 - k * (v0 * v0 + v1 * v1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -182,15 +159,9 @@ def axis_angle_matrix(R, k0, k1, k2, angle):
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
-    R[0, 0] = c + t * k0 * k0
-    R[0, 1] = t * k0 * k1 - s * k2
-    R[0, 2] = t * k0 * k2 + s * k1
-    R[1, 0] = t * k1 * k0 + s * k2
-    R[1, 1] = c + t * k1 * k1
-    R[1, 2] = t * k1 * k2 - s * k0
-    R[2, 0] = t * k2 * k0 - s * k1
-    R[2, 1] = t * k2 * k1 + s * k0
-    R[2, 2] = c + t * k2 * k2
+    R[0, 0], R[0, 1], R[0, 2] = c + t * k0 * k0, t * k0 * k1 - s * k2, t * k0 * k2 + s * k1
+    R[1, 0], R[1, 1], R[1, 2] = t * k1 * k0 + s * k2, c + t * k1 * k1, t * k1 * k2 - s * k0
+    R[2, 0], R[2, 1], R[2, 2] = t * k2 * k0 - s * k1, t * k2 * k1 + s * k0, c + t * k2 * k2
 
 
 @njit(cache=True, error_model="numpy")
@@ -220,26 +191,12 @@ def planarise(F):
     back into the positions; 2D chains call this after every frame update. +Z is always the plane's
     normal (a planar chain has no twist), so "left" stays a turn about +Z.
     """
-    y0 = F[0, 1]
-    y1 = F[1, 1]
+    y0, y1 = F[0, 1], F[1, 1]
     r = np.sqrt(y0 * y0 + y1 * y1)
-    if r > 0.0:
-        y0 /= r
-        y1 /= r
-    else:
-        y0 = 0.0
-        y1 = 1.0
-    s = 1.0
-    F[0, 1] = y0
-    F[1, 1] = y1
-    F[2, 1] = 0.0
-    F[0, 2] = 0.0
-    F[1, 2] = 0.0
-    F[2, 2] = s
-    # x = y cross z
-    F[0, 0] = y1 * s
-    F[1, 0] = -y0 * s
-    F[2, 0] = 0.0
+    y0, y1 = (y0 / r, y1 / r) if r > 0.0 else (0.0, 1.0)
+    F[0, 0], F[1, 0], F[2, 0] = y1, -y0, 0.0  # x = y cross z
+    F[0, 1], F[1, 1], F[2, 1] = y0, y1, 0.0
+    F[0, 2], F[1, 2], F[2, 2] = 0.0, 0.0, 1.0
 
 
 @njit(cache=True, error_model="numpy")

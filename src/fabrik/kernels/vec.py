@@ -24,10 +24,7 @@ def chain_scale(bone_lengths):
 def chain_lengths_hold(p, bone_lengths, scale):
     """True when every bone of the chain pose ``p`` (n, 3) has its length (to 1e-9 of ``scale``)."""
     for i in range(bone_lengths.shape[0]):
-        x = p[i + 1, 0] - p[i, 0]
-        y = p[i + 1, 1] - p[i, 1]
-        z = p[i + 1, 2] - p[i, 2]
-        if abs(np.sqrt(x * x + y * y + z * z) - bone_lengths[i]) > 1e-9 * scale:
+        if abs(dist3(p, i + 1, p, i) - bone_lengths[i]) > 1e-9 * scale:
             return False
     return True
 
@@ -92,10 +89,7 @@ def place_on_line(p, i, j, length, fx, fy, fz, eps):
     z = p[i, 2] - p[j, 2]
     r = np.sqrt(x * x + y * y + z * z)
     if r <= eps:
-        x = fx
-        y = fy
-        z = fz
-        r = 1.0
+        x, y, z, r = fx, fy, fz, 1.0
     lam = length / r
     p[i, 0] = p[j, 0] + lam * x
     p[i, 1] = p[j, 1] + lam * y
@@ -130,10 +124,7 @@ def reach_sweep(p, first, count, step, ax, ay, az, bone_lengths, fx, fy, fz, eps
         bone = j if step < 0 else j - 1
         r2 = dx * dx + dy * dy + dz * dz
         if r2 <= eps * eps:
-            dx = fx
-            dy = fy
-            dz = fz
-            r2 = 1.0
+            dx, dy, dz, r2 = fx, fy, fz, 1.0
         s = bone_lengths[bone] / r2
         qx = s * dx
         qy = s * dy
@@ -162,9 +153,7 @@ def off_line2(x, y, z, ux, uy, uz):
     """The squared distance of the point (x, y, z) from the line through the origin along the
     unit vector (ux, uy, uz)."""
     along = x * ux + y * uy + z * uz
-    ox = x - along * ux
-    oy = y - along * uy
-    oz = z - along * uz
+    ox, oy, oz = x - along * ux, y - along * uy, z - along * uz
     return ox * ox + oy * oy + oz * oz
 
 
@@ -176,14 +165,8 @@ def any_perpendicular(u):
     """
     out = np.zeros(3)
     if abs(u[2]) < 1e-12:
-        out[0] = -u[1]
-        out[1] = u[0]
-        n = np.sqrt(out[0] * out[0] + out[1] * out[1])
-        if n > 0.0:
-            out[0] /= n
-            out[1] /= n
-            return out
-        out[0] = 1.0
+        n = np.sqrt(u[1] * u[1] + u[0] * u[0])
+        out[0], out[1] = (-u[1] / n, u[0] / n) if n > 0.0 else (1.0, u[0])
         return out
     ax = 0
     if abs(u[1]) < abs(u[ax]):
@@ -192,9 +175,7 @@ def any_perpendicular(u):
         ax = 2
     e = np.zeros(3)
     e[ax] = 1.0
-    out[0] = u[1] * e[2] - u[2] * e[1]
-    out[1] = u[2] * e[0] - u[0] * e[2]
-    out[2] = u[0] * e[1] - u[1] * e[0]
+    out[0], out[1], out[2] = u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]
     n = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
     for k in range(3):
         out[k] /= n
