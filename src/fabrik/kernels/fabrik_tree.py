@@ -19,22 +19,19 @@ One iteration:
   section 4.1). Then the joint's bone is placed and the joint proposes its parent's position at
   the bone's length behind it: along the line through the parent's old position, or, with
   limits, along its frame restricted by the limits (the limited placement of
-  ``fabrik.kernels.tree_limits``, written out in its own loop).
+  ``fabrik.kernels.tree_limits``, written out in the loop).
 * Backward stage, from the root outwards: the root back on ``root``; every active joint on the
   line from its new parent towards its forward-stage position (with limits: ``backward_stage``,
   which projects every bone into its limit); untargeted subtrees carried along (by translation
   without limits; with their frames relative to the parent with them); rigid groups placed.
 
 Set-up and stopping are the same with and without limits: the start pose moves with the root;
-limbs may first be swung towards their targets (``limb_tops``); the best pose seen is kept and
-returned when a solve stops short; a solve stops with ``REACHED`` when every effector is within
-``tol``; after a stall (no effector moved by ``tol`` and the largest error fell by less than
-``PROGRESS_FRACTION``, then no joint moved by ``tol`` in the next iteration) releasable groups
-are released, paths stuck on the line to their targets are bent (``fabrik.kernels.singularity``),
-and otherwise it stops ``UNREACHABLE`` (some target beyond its path's reach) or ``STALLED``
-unless the error is still on course (``still_converging``); after ``NO_PROGRESS_WINDOW``
-iterations without a ``PROGRESS_FRACTION`` improvement, off course, it stops (limits can make
-FABRIK cycle); ``MAX_ITERATIONS`` at the cap. Bone lengths are exact after every iteration.
+limbs may first be swung towards their targets (``limb_tops``); the stopping rules are those of
+``fabrik.kernels.stopping`` (a stall confirmed when no joint moved by ``tol`` in the next
+iteration), except that a stall first releases releasable groups and bends paths stuck on the line
+to their targets (``fabrik.kernels.singularity``); after ``NO_PROGRESS_WINDOW`` iterations without
+a ``PROGRESS_FRACTION`` improvement, off course, a solve stops (limits can make FABRIK cycle); the
+best pose seen is returned when a solve stops short. Bone lengths are exact after every iteration.
 """
 
 import numpy as np
@@ -50,7 +47,7 @@ from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, 
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE
 from fabrik.kernels.tree_limits import (_circular_own, _circular_reverse, _cone_inside, _hinge_own, _hinge_reverse,
                                         _place_general, _reverse_general, _tr, _unit_between, align_hinge_twist,
-                                        backward_stage, fit_root_frame)
+                                        backward_stage, fit_root_frame, row_limits)
 from fabrik.kernels.vec import TINY, place_on_line
 
 
@@ -88,7 +85,6 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         swing_limbs(p, F, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
 
     P3 = np.empty((1, 3, 3))
-    D3 = np.empty((1, 3, 3))
     G = np.empty((3, 3))
     R = np.empty((3, 3))
     T = np.empty((3, 3))
@@ -100,7 +96,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     if limited:
         # the start pose made legal: one backward stage with every bone following its own direction
         backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, np.ones(n, dtype=np.bool_),
-                       local, root3, row_active, P3, D3, R, d)
+                       local, root3, row_active, P3, R, d)
         for i in range(1, n):
             if not active[i] and lengths[i] > 0.0:
                 q = parents[i]
@@ -127,12 +123,8 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     for g in range(n_groups):
         can_release = can_release or releasable[g]
 
-    active_list = np.empty(n, dtype=np.int64)
-    n_active = 0
-    for i in range(n):
-        if active[i]:
-            active_list[n_active] = i
-            n_active += 1
+    active_list = np.flatnonzero(active)
+    n_active = active_list.shape[0]
     proposal_sum = np.zeros((n, 3))
     proposal_count = np.zeros(n, dtype=np.int64)
     before = np.empty((k, 3))
@@ -162,109 +154,77 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             proposal_sum[i, 0] = 0.0
             proposal_sum[i, 1] = 0.0
             proposal_sum[i, 2] = 0.0
-        if limited:
-            # the limited placement (tree_limits module docstring), written out in this loop: through
-            # an inlined or called function every array argument costs a reference count increment
-            # and decrement per joint (or per call); a loop of its own keeps the plain one as it was
-            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
-                i = active_list[a]
-                s = slot[i]
-                g = group_of[i] if n_groups > 0 else -1
-                if s >= 0:
-                    p[i, 0] = goal[s, 0]
-                    p[i, 1] = goal[s, 1]
-                    p[i, 2] = goal[s, 2]
-                elif g >= 0 and active_members[g] >= 2 and not released[g]:
-                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                       proposal_sum, proposal_count, fit_scratch[0])
-                elif proposal_count[i] > 0:
-                    w = 1.0 / proposal_count[i]
-                    p[i, 0] = proposal_sum[i, 0] * w
-                    p[i, 1] = proposal_sum[i, 1] * w
-                    p[i, 2] = proposal_sum[i, 2] * w
-                q = parents[i]
-                length = lengths[i]
-                if length > 0.0:
-                    # the old frame carried onto the proposed direction (q's old position -> i) is the
-                    # candidate F[i] ...
-                    r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
-                    if r <= eps:
-                        d[0] = F[i, 0, 1]
-                        d[1] = F[i, 1, 1]
-                        d[2] = F[i, 2, 1]
-                    _tr(F, i, F, i, d[0], d[1], d[2])
-                    # ... turned to hold a hinge child in its plane, then back by every limited child's
-                    # limit read reversed ...
-                    aligned = False
-                    for m in range(own_start[i], own_start[i + 1]):
-                        c = own_list[m]
-                        pc = parents[c]
-                        if not active[c] or (rows[pc, COL_TYPE] == 0.0 and rows[pc, COL_TWIST_FLAG] == 0.0):
-                            continue
-                        if not aligned and rows[pc, COL_TYPE] == TYPE_HINGE:
-                            align_hinge_twist(F, i, Q, c, rows, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
-                            aligned = True
-                        if circ[pc, 0] <= 1.0:
-                            _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
-                        elif hcs[pc, 0] != 0.0:
-                            _hinge_reverse(F, i, c, Q, rows, hcs, pc)
-                        elif not _cone_inside(rows, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
-                            _reverse_general(F, i, c, Q, rows, pc, P3, D3, G, R, h, T)
-                    # ... and last restricted by its own limit against its reference F[q] Q[i]
-                    if circ[q, 0] <= 1.0:
-                        _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
-                    elif hcs[q, 0] != 0.0:
-                        _hinge_own(F, q, Q, i, rows, hcs, P3)
-                    elif (rows[q, COL_TYPE] != 0.0 or rows[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                            rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-                        _place_general(F, i, q, Q, rows, P3, D3, R, d)
-                    for c in range(3):
-                        proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
-                else:
-                    for c in range(3):
-                        proposal_sum[q, c] += p[i, c]
-                proposal_count[q] += 1
-        else:
-            for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
-                i = active_list[a]
-                s = slot[i]
-                g = group_of[i] if n_groups > 0 else -1
-                if s >= 0:
-                    p[i, 0] = goal[s, 0]
-                    p[i, 1] = goal[s, 1]
-                    p[i, 2] = goal[s, 2]
-                elif g >= 0 and active_members[g] >= 2 and not released[g]:
-                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                       proposal_sum, proposal_count, fit_scratch[0])
-                elif proposal_count[i] > 0:
-                    w = 1.0 / proposal_count[i]
-                    p[i, 0] = proposal_sum[i, 0] * w
-                    p[i, 1] = proposal_sum[i, 1] * w
-                    p[i, 2] = proposal_sum[i, 2] * w
-                q = parents[i]
-                if (n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2
-                        and not released[in_group[i]]):
-                    continue  # a rigid member proposes through its group's fit at the centre
-                x = p[q, 0] - p[i, 0]
-                y = p[q, 1] - p[i, 1]
-                z = p[q, 2] - p[i, 2]
-                r = np.sqrt(x * x + y * y + z * z)
-                if r > eps:
-                    lam = lengths[i] / r
-                    proposal_sum[q, 0] += p[i, 0] + lam * x
-                    proposal_sum[q, 1] += p[i, 1] + lam * y
-                    proposal_sum[q, 2] += p[i, 2] + lam * z
-                else:
-                    proposal_sum[q, 0] += p[i, 0] - lengths[i] * rest_dirs[i, 0]
-                    proposal_sum[q, 1] += p[i, 1] - lengths[i] * rest_dirs[i, 1]
-                    proposal_sum[q, 2] += p[i, 2] - lengths[i] * rest_dirs[i, 2]
-                proposal_count[q] += 1
+        for a in range(n_active - 1, 0, -1):  # active_list[0] is the root
+            i = active_list[a]
+            s = slot[i]
+            g = group_of[i] if n_groups > 0 else -1
+            if s >= 0:
+                p[i, 0] = goal[s, 0]
+                p[i, 1] = goal[s, 1]
+                p[i, 2] = goal[s, 2]
+            elif g >= 0 and active_members[g] >= 2 and not released[g]:
+                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                   proposal_sum, proposal_count, fit_scratch[0])
+            elif proposal_count[i] > 0:
+                w = 1.0 / proposal_count[i]
+                p[i, 0] = proposal_sum[i, 0] * w
+                p[i, 1] = proposal_sum[i, 1] * w
+                p[i, 2] = proposal_sum[i, 2] * w
+            q = parents[i]
+            length = lengths[i]
+            if limited and length > 0.0:
+                # the limited placement (tree_limits module docstring), written out here: the old
+                # frame carried onto the proposed direction (q's old position -> i) is the
+                # candidate F[i] ...
+                r = _unit_between(d, p, q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
+                if r <= eps:
+                    d[0] = F[i, 0, 1]
+                    d[1] = F[i, 1, 1]
+                    d[2] = F[i, 2, 1]
+                _tr(F, i, F, i, d[0], d[1], d[2])
+                # ... turned to hold a hinge child in its plane, then back by every limited child's
+                # limit read reversed ...
+                aligned = False
+                for m in range(own_start[i], own_start[i + 1]):
+                    c = own_list[m]
+                    pc = parents[c]
+                    if not active[c] or (rows[pc, COL_TYPE] == 0.0 and rows[pc, COL_TWIST_FLAG] == 0.0):
+                        continue
+                    if not aligned and rows[pc, COL_TYPE] == TYPE_HINGE:
+                        align_hinge_twist(F, i, Q, c, rows, pc, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1])
+                        aligned = True
+                    if circ[pc, 0] <= 1.0:
+                        _circular_reverse(F, i, c, Q, circ[pc, 0], circ[pc, 1])
+                    elif hcs[pc, 0] != 0.0:
+                        _hinge_reverse(F, i, c, Q, rows, hcs, pc)
+                    elif not _cone_inside(rows, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
+                        _reverse_general(F, i, c, Q, rows, pc, P3, G, R, h, T)
+                # ... and last restricted by its own limit against its reference F[q] Q[i]
+                if circ[q, 0] <= 1.0:
+                    _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+                elif hcs[q, 0] != 0.0:
+                    _hinge_own(F, q, Q, i, rows, hcs, P3)
+                elif row_limits(rows, q) and not _cone_inside(rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+                    _place_general(F, i, q, Q, rows, P3, R, d)
+                for c in range(3):
+                    proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
+            elif limited:
+                for c in range(3):
+                    proposal_sum[q, c] += p[i, c]
+            elif n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
+                continue  # a rigid member proposes through its group's fit at the centre
+            else:
+                x, y, z = bone_at_length(p, i, q, length, rest_dirs, eps)
+                proposal_sum[q, 0] += p[i, 0] - x
+                proposal_sum[q, 1] += p[i, 1] - y
+                proposal_sum[q, 2] += p[i, 2] - z
+            proposal_count[q] += 1
         # backward stage: root back on its base, then outwards along every branch
         if limited:
             if not root_fixed:
                 fit_root_frame(F[0], p, root3, own_start, own_list, active, Q, T, R, d)
             backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, active, local, root3,
-                           row_active, P3, D3, R, d)
+                           row_active, P3, R, d)
         else:
             p[0, 0] = root3[0]
             p[0, 1] = root3[1]
@@ -295,9 +255,20 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         if err <= tol:
             return p, F, row_active, it, errors, REACHED
         drop = prev_err - err
-        if err < best_err:
+        if err < best_err:  # kept by loops (numba's slice assignment of 3D arrays costs microseconds)
             best_err = err
-            keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors)
+            for i in range(n):
+                best_p[i, 0] = p[i, 0]
+                best_p[i, 1] = p[i, 1]
+                best_p[i, 2] = p[i, 2]
+                best_active[i] = row_active[i]
+            for i in range(F.shape[0]):
+                for r in range(3):
+                    best_F[i, r, 0] = F[i, r, 0]
+                    best_F[i, r, 1] = F[i, r, 1]
+                    best_F[i, r, 2] = F[i, r, 2]
+            for t in range(k):
+                best_errors[t] = errors[t]
         if err < (1.0 - PROGRESS_FRACTION) * progress_ref:
             progress_ref = err
             since_progress = 0
@@ -333,24 +304,6 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     if best_err < err:
         return best_p, best_F, best_active, it, best_errors, MAX_ITERATIONS
     return p, F, row_active, it, errors, MAX_ITERATIONS
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def keep_best(best_p, best_F, best_active, best_errors, p, F, row_active, errors):
-    """Copy the pose, frames, active flags and errors into the best-so-far buffers by explicit
-    loops (numba's slice assignment of 3D arrays costs microseconds per call)."""
-    for i in range(p.shape[0]):
-        best_p[i, 0] = p[i, 0]
-        best_p[i, 1] = p[i, 1]
-        best_p[i, 2] = p[i, 2]
-        best_active[i] = row_active[i]
-    for i in range(F.shape[0]):
-        for r in range(3):
-            best_F[i, r, 0] = F[i, r, 0]
-            best_F[i, r, 1] = F[i, r, 1]
-            best_F[i, r, 2] = F[i, r, 2]
-    for t in range(errors.shape[0]):
-        best_errors[t] = errors[t]
 
 
 @njit(cache=True, error_model="numpy")

@@ -30,10 +30,7 @@ RIGID_FIT_STEPS = 2
 
 #: Newton steps of ``seat_group`` per backward stage at most, and the turn (radians) below which
 #: they stop.
-SEAT_STEPS = 16
-
-
-SEAT_STOP = 1e-9
+SEAT_STEPS, SEAT_STOP = 16, 1e-9
 
 
 #: Halvings of a ``seat_group`` step that would not raise its objective, at most.
@@ -46,39 +43,21 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
     """Forward stage at a rigid group's centre: fit the group to its targeted members' positions
     (``rot[g]`` refined) and put the centre at the centroid of the members' rigid proposals
     (``member - R o``) and the proposals of the centre's other children. ``h``: 3 x 3 scratch."""
-    m = 0
-    ms0 = ms1 = ms2 = 0.0  # the offsets' mean
-    md0 = md1 = md2 = 0.0  # the members' mean
+    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    j = 0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            for c in range(3):
-                src[m, c] = group_offsets[idx, c]
-                dst[m, c] = p[k, c]
-            ms0 += src[m, 0]
-            ms1 += src[m, 1]
-            ms2 += src[m, 2]
-            md0 += dst[m, 0]
-            md1 += dst[m, 1]
-            md2 += dst[m, 2]
-            m += 1
-    ms0 /= m
-    ms1 /= m
-    ms2 /= m
-    md0 /= m
-    md1 /= m
-    md2 /= m
-    for k in range(m):
-        src[k, 0] -= ms0
-        src[k, 1] -= ms1
-        src[k, 2] -= ms2
-        dst[k, 0] -= md0
-        dst[k, 1] -= md1
-        dst[k, 2] -= md2
+            src[j, 0] = group_offsets[idx, 0] - ms0
+            src[j, 1] = group_offsets[idx, 1] - ms1
+            src[j, 2] = group_offsets[idx, 2] - ms2
+            dst[j, 0] = p[k, 0] - md0
+            dst[j, 1] = p[k, 1] - md1
+            dst[j, 2] = p[k, 2] - md2
+            j += 1
     refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
-    r = rot[g]
     total = m + proposal_count[centre]
-    a0, a1, a2 = rotate3(r, ms0, ms1, ms2)
+    a0, a1, a2 = rotate3(rot[g], ms0, ms1, ms2)
     p[centre, 0] = (m * (md0 - a0) + proposal_sum[centre, 0]) / total
     p[centre, 1] = (m * (md1 - a1) + proposal_sum[centre, 1]) / total
     p[centre, 2] = (m * (md2 - a2) + proposal_sum[centre, 2]) / total
@@ -108,6 +87,26 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
                 p[k, c] = p[centre, c] + v
             else:
                 carried[k, c] = v
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def member_means(p, g, active, group_start, group_members, group_offsets):
+    """(m, ms0, ms1, ms2, md0, md1, md2): how many of group g's members are active, and the means
+    of their rest offsets and of their positions in ``p`` (NaN when none is)."""
+    m = 0
+    ms0 = ms1 = ms2 = 0.0
+    md0 = md1 = md2 = 0.0
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            ms0 += group_offsets[idx, 0]
+            ms1 += group_offsets[idx, 1]
+            ms2 += group_offsets[idx, 2]
+            md0 += p[k, 0]
+            md1 += p[k, 1]
+            md2 += p[k, 2]
+            m += 1
+    return m, ms0 / m, ms1 / m, ms2 / m, md0 / m, md1 / m, md2 / m
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -144,46 +143,22 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     rotation vector from the last R (with F's exact Hessian where that is negative definite,
     else with the second term's Gauss-Newton part; a step that would lower F halved, at most
     ``SEAT_HALVINGS`` times; at most ``SEAT_STEPS`` steps, until one turns R by less than
-    ``SEAT_STOP`` rad), then the centre goes to ``parent + length * v / |v|``.
-
-    The plain backward stage (the centre on the line towards its forward-stage position, then the
-    group turned about it) left a chest on a nearly straight spine to creep: each backward stage
-    took back about 90 % of the chest's forward move, and a Mixamo-style take needed 65
-    iterations a frame with 18 of 60 frames stalled short of their targets. Alternating the two
-    halves of the problem (the best turn for the centre, the best centre for the turn) fixed
-    that, but converged linearly: up to 32 rounds a stage, half the time of a frame.
-    ``scratch``: (2, 3, 3)."""
+    ``SEAT_STOP`` rad), then the centre goes to ``parent + length * v / |v|``. (Placing the
+    centre on the line towards its forward-stage position and then turning the group about it
+    lets a chest on a nearly straight spine creep.) ``scratch``: (2, 3, 3)."""
     h = scratch[0]
     trial = scratch[1]
-    m = 0
-    ms0 = ms1 = ms2 = 0.0
-    md0 = md1 = md2 = 0.0
+    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    if m == 0:
+        return
     h[:, :] = 0.0  # sum_k m_k o_k^T, then H
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            o0 = group_offsets[idx, 0]
-            o1 = group_offsets[idx, 1]
-            o2 = group_offsets[idx, 2]
-            ms0 += o0
-            ms1 += o1
-            ms2 += o2
-            md0 += p[k, 0]
-            md1 += p[k, 1]
-            md2 += p[k, 2]
             for r in range(3):
-                h[r, 0] += p[k, r] * o0
-                h[r, 1] += p[k, r] * o1
-                h[r, 2] += p[k, r] * o2
-            m += 1
-    if m == 0:
-        return
-    ms0 /= m
-    ms1 /= m
-    ms2 /= m
-    md0 /= m
-    md1 /= m
-    md2 /= m
+                h[r, 0] += p[k, r] * group_offsets[idx, 0]
+                h[r, 1] += p[k, r] * group_offsets[idx, 1]
+                h[r, 2] += p[k, r] * group_offsets[idx, 2]
     for r in range(3):
         mdr = md0 if r == 0 else (md1 if r == 1 else md2)
         h[r, 0] -= m * mdr * ms0
@@ -258,9 +233,7 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     a0, a1, a2 = rotate3(rt, ms0, ms1, ms2)
     # the centre where the members' fit puts it, pulled onto the sphere (where it meets the
     # parent, the centre's current direction is kept)
-    x = p[centre, 0]
-    y = p[centre, 1]
-    z = p[centre, 2]
+    x, y, z = p[centre, 0], p[centre, 1], p[centre, 2]
     p[centre, 0] = md0 - a0
     p[centre, 1] = md1 - a1
     p[centre, 2] = md2 - a2

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.frames import rotation_between
-from fabrik.kernels.vec import rotate_span
+from fabrik.kernels.vec import dist3, dist3v, rotate_span
 
 #: Returned as the status when a target index is out of range or appears twice.
 BAD_INDEX = -1
@@ -27,20 +27,29 @@ BAD_ROOT = -2
 
 
 @njit(cache=True, error_model="numpy")
-def mark_targets(parents, target_idx):
-    """Map joints to target slots and find the active joints.
+def tree_setup(parents, lengths, reach, target_idx, targets, root, root_from_target):
+    """The checks and set-up every tree kernel starts with.
 
-    Returns (slot, active, ok): ``slot[j]`` is the row of joint j's target or -1; ``active[j]`` is
-    True when j or a joint below it is targeted (the root always is); ``ok`` is False when an
-    index is out of range or repeated.
+    Returns (code, scale, slot, active, root3, unreachable): ``code`` 0, ``BAD_INDEX`` (a target
+    index out of range or repeated) or ``BAD_ROOT`` (an explicit ``root`` off the root joint's
+    own target; then nothing else is meaningful); ``scale`` the summed bone lengths (1 for a
+    skeleton without length); ``slot[j]`` the row of joint j's target or -1; ``active[j]`` True
+    when j or a joint below it is targeted (the root always is); ``root3`` the fixed root (the
+    root joint's own target when it has one and ``root_from_target``); ``unreachable`` whether
+    some target lies farther from the root than the bone lengths along its path.
     """
     n = parents.shape[0]
+    total = 0.0
+    for i in range(n):
+        total += lengths[i]
+    scale = total if total > 0.0 else 1.0
     slot = np.full(n, -1, dtype=np.int64)
     active = np.zeros(n, dtype=np.bool_)
+    root3 = root.copy()
     for t in range(target_idx.shape[0]):
         j = target_idx[t]
         if j < 0 or j >= n or slot[j] >= 0:
-            return slot, active, False
+            return BAD_INDEX, scale, slot, active, root3, False
         slot[j] = t
     for i in range(n - 1, 0, -1):
         if slot[i] >= 0:
@@ -48,49 +57,18 @@ def mark_targets(parents, target_idx):
         if active[i]:
             active[parents[i]] = True
     active[0] = True
-    return slot, active, True
-
-
-@njit(cache=True, error_model="numpy")
-def resolve_root(root, root_from_target, slot, targets, scale):
-    """The fixed root position: the root joint's own target when it has one (and ``root`` was not
-    given explicitly). Returns (root3, ok); ok is False when an explicit ``root`` conflicts with
-    the root joint's target."""
-    r = root.copy()
-    if slot[0] >= 0:
-        s = slot[0]
+    s = slot[0]
+    if s >= 0:
         if root_from_target:
             for c in range(3):
-                r[c] = targets[s, c]
+                root3[c] = targets[s, c]
         else:
-            d = 0.0
-            for c in range(3):
-                d += (targets[s, c] - root[c]) ** 2
-            if np.sqrt(d) > 1e-12 * scale:
-                return r, False
-    return r, True
-
-
-@njit(cache=True, error_model="numpy")
-def tree_setup(parents, lengths, reach, target_idx, targets, root, root_from_target):
-    """The checks and set-up every tree kernel starts with.
-
-    Returns (code, scale, slot, active, root3, unreachable): ``code`` 0, or ``BAD_INDEX`` /
-    ``BAD_ROOT`` (then nothing else is meaningful); ``scale`` the summed bone lengths (1 for a
-    skeleton without length); ``slot`` / ``active`` from ``mark_targets``; ``root3`` the fixed
-    root (``resolve_root``); ``unreachable`` whether some target is beyond its path's reach.
-    """
-    total = 0.0
-    for i in range(parents.shape[0]):
-        total += lengths[i]
-    scale = total if total > 0.0 else 1.0
-    slot, active, ok = mark_targets(parents, target_idx)
-    if not ok:
-        return BAD_INDEX, scale, slot, active, root.copy(), False
-    root3, ok = resolve_root(root, root_from_target, slot, targets, scale)
-    if not ok:
-        return BAD_ROOT, scale, slot, active, root3, False
-    return 0, scale, slot, active, root3, any_unreachable(target_idx, targets, root3, reach)
+            if dist3v(targets, s, root) > 1e-12 * scale:
+                return BAD_ROOT, scale, slot, active, root3, False
+    for t in range(target_idx.shape[0]):
+        if dist3v(targets, t, root3) > reach[target_idx[t]] * (1.0 + 1e-12) + 1e-300:
+            return 0, scale, slot, active, root3, True
+    return 0, scale, slot, active, root3, False
 
 
 @njit(cache=True, error_model="numpy")
@@ -98,11 +76,7 @@ def effector_errors(p, target_idx, targets, errors):
     """Fill ``errors[t] = |p[target_idx[t]] - targets[t]|``; return the largest (0 for none)."""
     worst = 0.0
     for t in range(target_idx.shape[0]):
-        j = target_idx[t]
-        x = p[j, 0] - targets[t, 0]
-        y = p[j, 1] - targets[t, 1]
-        z = p[j, 2] - targets[t, 2]
-        e = np.sqrt(x * x + y * y + z * z)
+        e = dist3(p, target_idx[t], targets, t)
         errors[t] = e
         if e > worst:
             worst = e
@@ -113,25 +87,9 @@ def effector_errors(p, target_idx, targets, errors):
 def lengths_hold(p, parents, lengths, scale):
     """True when every bone of the pose ``p`` has its skeleton length (to 1e-9 of ``scale``)."""
     for i in range(1, parents.shape[0]):
-        q = parents[i]
-        x = p[i, 0] - p[q, 0]
-        y = p[i, 1] - p[q, 1]
-        z = p[i, 2] - p[q, 2]
-        if abs(np.sqrt(x * x + y * y + z * z) - lengths[i]) > 1e-9 * scale:
+        if abs(dist3(p, i, p, parents[i]) - lengths[i]) > 1e-9 * scale:
             return False
     return True
-
-
-@njit(cache=True, error_model="numpy")
-def any_unreachable(target_idx, targets, root, reach):
-    """True when some target lies farther from the root than the bone lengths along its path."""
-    for t in range(target_idx.shape[0]):
-        d = 0.0
-        for c in range(3):
-            d += (targets[t, c] - root[c]) ** 2
-        if np.sqrt(d) > reach[target_idx[t]] * (1.0 + 1e-12) + 1e-300:
-            return True
-    return False
 
 
 @njit(cache=True, error_model="numpy")
@@ -179,60 +137,54 @@ def swing_limbs(p, F, limb_tops, parents, order, subtree_end, position, slot, ta
     with it the joint frames ``F`` (n, 3, 3; none when empty).
 
     For every entry of ``limb_tops`` (ancestors first; see ``limb_span``) the joints of the limb
-    turn together about its pivot by ``limb_rotation``. Limbs with no target, or with either
-    centroid within ``eps`` of the pivot, stay as they are.
+    turn together about its pivot by the smallest rotation taking the direction from the pivot
+    to the centroid of the limb's targeted joints onto the direction to the centroid of their
+    targets. Limbs with no target, or with either centroid within ``eps`` of the pivot, stay as
+    they are.
     """
     R = np.empty((3, 3))
     for a in range(limb_tops.shape[0]):
         pivot, start, stop = limb_span(limb_tops[a], parents, subtree_end, position)
-        if limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
-            rotate_span(p, start, stop, pivot, order, R)
-            if F.shape[0] > 0:
-                for b in range(start, stop):
-                    # F[i] <- R @ F[i] column by column, by index (a view F[i] and a slice
-                    # assignment per joint cost more than the product)
-                    i = order[b]
-                    for c in range(3):
-                        f0 = F[i, 0, c]
-                        f1 = F[i, 1, c]
-                        f2 = F[i, 2, c]
-                        F[i, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
-                        F[i, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
-                        F[i, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+        cx = cy = cz = tx = ty = tz = 0.0
+        m = 0
+        for b in range(start, stop):
+            i = order[b]
+            s = slot[i]
+            if s >= 0:
+                cx += p[i, 0]
+                cy += p[i, 1]
+                cz += p[i, 2]
+                tx += targets[s, 0]
+                ty += targets[s, 1]
+                tz += targets[s, 2]
+                m += 1
+        if m == 0:
+            continue
+        cx = cx / m - p[pivot, 0]
+        cy = cy / m - p[pivot, 1]
+        cz = cz / m - p[pivot, 2]
+        tx = tx / m - p[pivot, 0]
+        ty = ty / m - p[pivot, 1]
+        tz = tz / m - p[pivot, 2]
+        nc = np.sqrt(cx * cx + cy * cy + cz * cz)
+        nt = np.sqrt(tx * tx + ty * ty + tz * tz)
+        if nc <= eps or nt <= eps:
+            continue
+        rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
+        rotate_span(p, start, stop, pivot, order, R)
+        if F.shape[0] > 0:
+            for b in range(start, stop):
+                # F[i] <- R @ F[i] column by column, by index (a view F[i] and a slice
+                # assignment per joint cost more than the product)
+                i = order[b]
+                for c in range(3):
+                    f0 = F[i, 0, c]
+                    f1 = F[i, 1, c]
+                    f2 = F[i, 2, c]
+                    F[i, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
+                    F[i, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
+                    F[i, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
 
-
-@njit(cache=True, error_model="numpy")
-def limb_rotation(R, p, start, stop, pivot, order, slot, targets, eps):
-    """R <- the smallest rotation taking the direction from ``p[pivot]`` to the centroid of the
-    targeted joints among ``order[start:stop]`` onto the direction to the centroid of their
-    targets. False (R untouched) when there is no such joint or either centroid is within ``eps``."""
-    cx = cy = cz = tx = ty = tz = 0.0
-    m = 0
-    for b in range(start, stop):
-        i = order[b]
-        s = slot[i]
-        if s >= 0:
-            cx += p[i, 0]
-            cy += p[i, 1]
-            cz += p[i, 2]
-            tx += targets[s, 0]
-            ty += targets[s, 1]
-            tz += targets[s, 2]
-            m += 1
-    if m == 0:
-        return False
-    cx = cx / m - p[pivot, 0]
-    cy = cy / m - p[pivot, 1]
-    cz = cz / m - p[pivot, 2]
-    tx = tx / m - p[pivot, 0]
-    ty = ty / m - p[pivot, 1]
-    tz = tz / m - p[pivot, 2]
-    nc = np.sqrt(cx * cx + cy * cy + cz * cz)
-    nt = np.sqrt(tx * tx + ty * ty + tz * tz)
-    if nc <= eps or nt <= eps:
-        return False
-    rotation_between(R, cx / nc, cy / nc, cz / nc, tx / nt, ty / nt, tz / nt)
-    return True
 
 @njit(cache=True, error_model="numpy")
 def move_to_root(p, root3):

@@ -1,69 +1,39 @@
-"""The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree) and,
-at the end, for CCD and the Jacobian methods on trees.
+"""The step that places a joint under joint limits, for tree FABRIK (section 4.3 on a tree); the
+rotation-based methods restrict their turns in ``fabrik.kernels.tree_methods``.
 
-(Over 600 lines for FABRIK: the closed forms of the common limits are written out here, inlined and read by
-index, because they run for every joint of every iteration; splitting them from the general path
-they shortcut would separate two answers to one question.)
+The closed forms of the common limits are written out here, read by index and inlined, because
+they run for every joint of every iteration (array views and calls cost reference counting per
+array argument; on the CMU skeleton the four hinges make 20 such calls an iteration); the other
+limits take the general path (``fabrik.kernels.constraints``).
 
-Frames and limit tables (conventions in ``fabrik.solvers.skeleton_fabrik_constrained``):
-``F[i]`` is the world frame of the bone arriving at joint i (+Y along it), a zero-length bone's
-frame is its parent's, ``F[0]`` the root's orientation. The tables arrive as the tuple ``limits =
-(Q, rows, circ, hcs, own_start, own_list)`` of ``fabrik.model.rig.LimitTables``: ``Q[c] =
-R0[parent(c)]^T R0[c]`` the rest rotation of bone c in its parent's rest frame; ``rows`` (n, 13)
-the packed limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone
-leaving j in its reference frame ``H_c = F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a
-closed form (circular cones without a twist limit; hinges with their twist held at 0);
-``own_start``/``own_list`` the non-zero bones whose reference frame is joint i's frame.
+Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik_constrained``. The
+tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list)`` of
+``fabrik.model.rig.LimitTables``: ``Q[c] = R0[parent(c)]^T R0[c]``; ``rows`` (n, 13) the packed
+limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone c leaving j in
+its reference frame ``F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a closed form
+(circular cones without a twist limit; hinges with their twist held at 0); ``own_start`` /
+``own_list`` the non-zero bones whose reference frame is joint i's frame.
 
-Forward stage, joint i with a non-zero bone (written out in the loop of ``fabrik.kernels.fabrik_tree``,
-as is the choice of closed form in ``backward_stage``: through an inlined wrapper every array
-argument costs a reference count increment and decrement per joint): the proposed bone direction
-gives a candidate frame (the old frame carried onto it by the smallest rotation); a hinge on i
-turns it about the bone so that the hinge plane holds the child; every limited child bone already
-placed is read *reversed* (the parent turned by the smallest rotation that puts the child inside
-its limit); last the bone's own limit is applied against its reference frame and its twist
-clamped; the joint proposes its parent's position at the bone's length behind it. Backward stage
-(``backward_stage``), from the root outwards: every bone takes the direction towards its child's
-forward-stage position (untargeted bones keep their frame relative to the parent), a hinge parent
-is turned to hold its child in the hinge plane, and the limit projects the direction and clamps
-the twist. So every returned pose satisfies every limit and every bone keeps its length.
-
-The rotation-based methods (CCD and the Jacobian methods, ``fabrik.kernels.tree_methods``) apply
-the same limits their own way, at the end of this module: a turned bone's frame is restricted by
-its limit against its reference frame (``restricted_turn`` for a CCD turn, ``clamp_tree`` for a
-whole Jacobian step, from the root outwards, untargeted bones carried rigidly with their parent).
-
-The common limits have closed forms written out here, read by index (array views cost reference
-counting in the hot loops) and inlined (a call of a compiled function increments and decrements
-the reference counts of its array arguments; on the CMU skeleton the four hinges make 20 such
-calls per iteration); others go through ``fabrik.kernels.constraints``.
+Forward stage, joint i with a non-zero bone (written out in the loop of
+``fabrik.kernels.fabrik_tree``): the proposed bone direction gives a candidate frame (the old
+frame carried onto it by the smallest rotation); a hinge on i turns it about the bone so that the
+hinge plane holds the child; every limited child bone already placed is read *reversed* (the
+parent turned by the smallest rotation that puts the child inside its limit); last the bone's own
+limit is applied against its reference frame and its twist clamped; the joint proposes its
+parent's position at the bone's length behind it. Backward stage (``backward_stage``), from the
+root outwards: every bone takes the direction towards its child's forward-stage position
+(untargeted bones keep their frame relative to the parent), a hinge parent is turned to hold its
+child in the hinge plane, and the limit projects the direction and clamps the twist. So every
+returned pose satisfies every limit and every bone keeps its length.
 """
 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.constraints import (
-    ACTIVE_EPS,
-    COL_AXIS,
-    COL_CONE,
-    COL_HINGE,
-    COL_TWIST_FLAG,
-    COL_TYPE,
-    TYPE_HINGE,
-    limit_direction,
-    limit_twist,
-    wrap_angle,
-)
-from fabrik.kernels.frames import (
-    reorthonormalise,
-    rotate_frame,
-    rotation_between,
-    transport,
-    transported_z,
-    twist_about_y,
-    twist_between,
-    up_axis,
-)
+from fabrik.kernels.constraints import (ACTIVE_EPS, COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
+                                        limit_direction, limit_twist, wrap_angle)
+from fabrik.kernels.frames import (reorthonormalise, rotate_frame, rotation_between, transport, transported_z,
+                                   twist_about_y, twist_between, up_axis)
 from fabrik.kernels.jacobian import restrict_frame
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
 from fabrik.kernels.vec import TINY
@@ -78,10 +48,9 @@ _COS_MIN_BEND = float(np.cos(HINGE_ALIGN_MIN_BEND))
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _tr(O, o, F, j, d0, d1, d2):
-    """``fabrik.kernels.frames.transport`` (the same ``transported_z``), inlined for the hot loops
-    and read by index (array views cost reference counting): O[o] (3, 3) <- F[j] turned by the smallest
-    rotation taking its +Y onto the unit (d0, d1, d2). O may be F and o may be j (every read of
-    F[j] precedes the writes)."""
+    """``fabrik.kernels.frames.transport``, inlined and read by index: O[o] (3, 3) <- F[j] turned by
+    the smallest rotation taking its +Y onto the unit (d0, d1, d2). O may be F and o may be j
+    (every read of F[j] precedes the writes)."""
     u0, u1, u2 = transported_z(F[j, 0, 0], F[j, 1, 0], F[j, 2, 0], F[j, 0, 1], F[j, 1, 1], F[j, 2, 1],
                                F[j, 0, 2], F[j, 1, 2], F[j, 2, 2], d0, d1, d2)
     z0, z1, z2 = up_axis(d0, d1, d2, u0, u1, u2)
@@ -176,8 +145,13 @@ def _circular_reverse(F, i, c, Q, ca, sa):
     k1 /= sth
     k2 /= sth
     # turn by theta - alpha about k (towards the child): cos/sin of the difference
-    cd = cth * ca + sth * sa
-    sd = sth * ca - cth * sa
+    _turn_frame(F, i, k0, k1, k2, cth * ca + sth * sa, sth * ca - cth * sa)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _turn_frame(F, i, k0, k1, k2, cd, sd):
+    """F[i] (3, 3) <- the rotation of cos ``cd``, sin ``sd`` about the unit axis k times F[i]
+    (Rodrigues, by index)."""
     t = 1.0 - cd
     for col in range(3):
         x = F[i, 0, col]
@@ -215,9 +189,7 @@ def _hinge_clamp(x, y, hcs, j):
     along the circle), from the precomputed cos/sin of the bounds."""
     r = np.sqrt(x * x + y * y)
     if r < 1e-12:
-        x = 1.0
-        y = 0.0
-        r = 1.0
+        x, y, r = 1.0, 0.0, 1.0
     theta = np.arctan2(y, x)
     lo = hcs[j, 5]
     hi = hcs[j, 6]
@@ -235,7 +207,7 @@ def _hinge_clamp(x, y, hcs, j):
 def _hinge_own(F, q, Q, i, limits, hcs, S):
     """Hinge of row q without twist freedom on the bone whose desired frame is F[i], in its
     reference F[q] @ Q[i]: the direction goes into the hinge plane at the clamped angle and the
-    frame is the reference carried onto it (twist 0). Closed form of ``place_bone``. S (1, 3, 3)
+    frame is the reference carried onto it (twist 0). Closed form of ``_place_general``. S (1, 3, 3)
     is scratch. Returns the active flag."""
     _product(S, 0, F, q, Q, i)
     a0, a1, a2, h0, h1, h2, b0, b1, b2 = _hinge_basis(F, q, Q, i, limits, q)
@@ -272,19 +244,8 @@ def _hinge_reverse(F, i, c, Q, limits, hcs, pc):
     sd = st * cb - ct * sb
     if sd == 0.0 and cd > 0.0:
         return
-    t = 1.0 - cd
     n = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    a0 /= n
-    a1 /= n
-    a2 /= n
-    for col in range(3):
-        x0 = F[i, 0, col]
-        y0 = F[i, 1, col]
-        z0 = F[i, 2, col]
-        kv = a0 * x0 + a1 * y0 + a2 * z0
-        F[i, 0, col] = x0 * cd + (a1 * z0 - a2 * y0) * sd + a0 * kv * t
-        F[i, 1, col] = y0 * cd + (a2 * x0 - a0 * z0) * sd + a1 * kv * t
-        F[i, 2, col] = z0 * cd + (a0 * y0 - a1 * x0) * sd + a2 * kv * t
+    _turn_frame(F, i, a0 / n, a1 / n, a2 / n, cd, sd)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -311,18 +272,9 @@ def align_hinge_twist(F, i, Q, c, limits, pc, s0, s1, s2):
     (measured in the reference ``F[i] Q[c]``) holds the unit child direction s in its plane, at an angle inside (or
     nearest to) its range; of the two solutions the one needing the smaller turn wins a tie.
     Nothing happens when the child bends less than ``HINGE_ALIGN_MIN_BEND`` from the reference."""
-    # reference +Y (h) and hinge axis (a) in world coordinates
-    ax = limits[pc, COL_AXIS]
-    ay = limits[pc, COL_AXIS + 1]
-    az = limits[pc, COL_AXIS + 2]
-    qa0 = Q[c, 0, 0] * ax + Q[c, 0, 1] * ay + Q[c, 0, 2] * az
-    qa1 = Q[c, 1, 0] * ax + Q[c, 1, 1] * ay + Q[c, 1, 2] * az
-    qa2 = Q[c, 2, 0] * ax + Q[c, 2, 1] * ay + Q[c, 2, 2] * az
-    a = (F[i, 0, 0] * qa0 + F[i, 0, 1] * qa1 + F[i, 0, 2] * qa2, F[i, 1, 0] * qa0 + F[i, 1, 1] * qa1 + F[i, 1, 2] * qa2,
-         F[i, 2, 0] * qa0 + F[i, 2, 1] * qa1 + F[i, 2, 2] * qa2)
-    h = (F[i, 0, 0] * Q[c, 0, 1] + F[i, 0, 1] * Q[c, 1, 1] + F[i, 0, 2] * Q[c, 2, 1],
-         F[i, 1, 0] * Q[c, 0, 1] + F[i, 1, 1] * Q[c, 1, 1] + F[i, 1, 2] * Q[c, 2, 1],
-         F[i, 2, 0] * Q[c, 0, 1] + F[i, 2, 1] * Q[c, 1, 1] + F[i, 2, 2] * Q[c, 2, 1])
+    a0, a1, a2, h0, h1, h2, _, _, _ = _hinge_basis(F, i, Q, c, limits, pc)  # world axis, reference +Y
+    a = (a0, a1, a2)
+    h = (h0, h1, h2)
     u = (F[i, 0, 1], F[i, 1, 1], F[i, 2, 1])
     hs = h[0] * s0 + h[1] * s1 + h[2] * s2
     if hs > _COS_MIN_BEND:
@@ -402,40 +354,6 @@ def _product(G, g, F, j, Q, c):
             G[g, r, k] = f0 * Q[c, 0, k] + f1 * Q[c, 1, k] + f2 * Q[c, 2, k]
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _reference(G, F, Qc):
-    """G <- F @ Qc (the reference frame of a bone whose parent frame is F)."""
-    for r in range(3):
-        f0 = F[r, 0]
-        f1 = F[r, 1]
-        f2 = F[r, 2]
-        for c in range(3):
-            G[r, c] = f0 * Qc[0, c] + f1 * Qc[1, c] + f2 * Qc[2, c]
-
-
-@njit(cache=True, error_model="numpy")
-def place_bone(D, P, row, d, R):
-    """Restrict the desired frame D (3, 3; +Y the desired bone direction) by ``row`` against
-    the reference frame P: the direction is projected into the allowed region and, with a twist
-    limit, the twist of D relative to P (carried onto the bone) is clamped; without one D follows
-    its bone by the smallest rotation. D is overwritten with the result; d (3,) and R (3, 3) are
-    scratch. Returns 1 when the limit is active."""
-    d[0] = D[0, 1]
-    d[1] = D[1, 1]
-    d[2] = D[2, 1]
-    act = limit_direction(row, P, d, False)
-    if row[COL_TWIST_FLAG] != 0.0:
-        transport(R, P, D[0, 1], D[1, 1], D[2, 1])
-        psi = twist_between(R, D)
-        psi, act_t = limit_twist(row, psi)
-        transport(R, P, d[0], d[1], d[2])
-        twist_about_y(D, R, psi)
-        act += act_t
-    elif act:
-        transport(D, D, d[0], d[1], d[2])
-    return 1 if act > 0 else 0
-
-
 @njit(cache=True, error_model="numpy")
 def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
     """F0 <- the rotation best mapping the rest directions of the root's own active bones (Q[c]
@@ -444,9 +362,7 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
     rotation. None: unchanged. M, R (3, 3) and d (3,) are scratch."""
     count = 0
     first = -1
-    for c in range(3):
-        for k in range(3):
-            M[c, k] = 0.0
+    M[:, :] = 0.0
     for m in range(own_start[0], own_start[1]):
         c = own_list[m]
         if not active[c]:
@@ -490,16 +406,15 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
 
 @njit(cache=True, error_model="numpy")
 def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
-                   row_active, P3, D3, R, d):
+                   row_active, P3, R, d):
     """Root onto its base, then outwards (module docstring). ``local[i]`` is the frame of an
     untargeted bone i relative to its parent frame. Fills ``row_active`` (per limit row). Each
-    bone's frame is built in place in F[i]; P3, D3 (1, 3, 3), R (3, 3) and d (3,) are scratch."""
+    bone's frame is built in place in F[i]; P3 (1, 3, 3), R (3, 3) and d (3,) are scratch."""
     n = parents.shape[0]
     p[0, 0] = root3[0]
     p[0, 1] = root3[1]
     p[0, 2] = root3[2]
-    for j in range(n):
-        row_active[j] = 0
+    row_active[:] = 0
     for i in range(1, n):
         q = parents[i]
         L = lengths[i]
@@ -526,15 +441,14 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
                 align_hinge_twist(F, i, Q, c, limits, parents[c], d[0], d[1], d[2])
                 break
         # the bone's own limit: its closed form where circ or hcs flag row q, else a cheap inside
-        # test and the general projection (written out: through an inlined wrapper its nine array
+        # test and the general projection (written out: through an inlined wrapper its array
         # arguments cost a reference count increment and decrement each, per joint)
         if circ[q, 0] <= 1.0:
             act = _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
         elif hcs[q, 0] != 0.0:
             act = _hinge_own(F, q, Q, i, limits, hcs, P3)
-        elif (limits[q, COL_TYPE] != 0.0 or limits[q, COL_TWIST_FLAG] != 0.0) and not _cone_inside(
-                limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-            act = _place_general(F, i, q, Q, limits, P3, D3, R, d)
+        elif row_limits(limits, q) and not _cone_inside(limits, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+            act = _place_general(F, i, q, Q, limits, P3, R, d)
         else:
             act = 0
         if act:
@@ -543,50 +457,34 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
 
 
 @njit(cache=True, error_model="numpy")
-def _place_general(F, i, q, Q, limits, P3, D3, R, d):
-    """``place_bone`` for row q on the bone whose desired frame is F[i], against its reference
-    F[q] @ Q[i] (the general path; copies through the scratch D3, P3 (1, 3, 3)). Returns the
-    active flag."""
+def _place_general(F, i, q, Q, limits, P3, R, d):
+    """Restrict the desired frame F[i] by row q of ``limits`` against its reference F[q] @ Q[i]
+    (the general path): ``fabrik.kernels.jacobian.restrict_frame``, except that a frame inside a
+    limit without a twist limit is left as it is. P3 (1, 3, 3), R (3, 3) and d (3,) are scratch.
+    Returns 1 when the limit is active."""
     _product(P3, 0, F, q, Q, i)
-    _copy_to(D3, 0, F, i)
-    act = place_bone(D3[0], P3[0], limits[q], d, R)
-    _copy_to(F, i, D3, 0)
-    return act
+    if limits[q, COL_TWIST_FLAG] != 0.0:
+        return restrict_frame(F[i], F[i], P3[0], limits[q], d, R)
+    d[0] = F[i, 0, 1]
+    d[1] = F[i, 1, 1]
+    d[2] = F[i, 2, 1]
+    if limit_direction(limits[q], P3[0], d, False) == 0:
+        return 0
+    transport(F[i], F[i], d[0], d[1], d[2])
+    return 1
 
 
 @njit(cache=True, error_model="numpy")
-def _reverse_general(F, i, c, Q, limits, pc, P3, D3, G, R, h, T):
-    """``reverse_child_limit`` of row pc's limit on the placed child c for the candidate F[i]
-    (the general path; copies through the scratch D3 (1, 3, 3))."""
-    _copy_to(D3, 0, F, i)
-    reverse_child_limit(D3[0], F[c], Q[c], limits[pc], P3[0], G, R, h, T)
-    _copy_to(F, i, D3, 0)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _copy_to(A, a, B, b):
-    """A[a] <- B[b] (3, 3), by index."""
-    for r in range(3):
-        A[a, r, 0] = B[b, r, 0]
-        A[a, r, 1] = B[b, r, 1]
-        A[a, r, 2] = B[b, r, 2]
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _set_joint(p, q, i, L, F):
-    """p[i] <- p[q] + L F[i] +Y."""
-    p[i, 0] = p[q, 0] + L * F[i, 0, 1]
-    p[i, 1] = p[q, 1] + L * F[i, 1, 1]
-    p[i, 2] = p[q, 2] + L * F[i, 2, 1]
-
-
-@njit(cache=True, error_model="numpy")
-def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
-    """Turn the candidate parent frame Phi by the smallest rotation that puts its child bone
-    (frame Fc, already placed) inside ``row`` (measured in Phi @ Qc): the limit read reversed."""
-    _reference(P, Phi, Qc)  # the reference frame H of the child bone
-    # H carried onto the child bone, the child's twist against it clamped, child turned back
-    # (with a free twist the untwisted child frame is exactly H carried onto the child bone)
+def _reverse_general(F, i, c, Q, limits, pc, P3, G, R, h, T):
+    """Turn the candidate parent frame F[i] by the smallest rotation that puts its placed child
+    bone c inside row pc of ``limits`` (measured in F[i] @ Q[c]): the limit read reversed (the
+    general path). P3 (1, 3, 3), G, R, T (3, 3) and h (3,) are scratch."""
+    _product(P3, 0, F, i, Q, c)  # the reference frame P of the child bone
+    P = P3[0]
+    Fc = F[c]
+    row = limits[pc]
+    # P carried onto the child bone, the child's twist against it clamped, child turned back
+    # (with a free twist the untwisted child frame is exactly P carried onto the child bone)
     transport(G, P, Fc[0, 1], Fc[1, 1], Fc[2, 1])
     if row[COL_TWIST_FLAG] != 0.0:
         psi = twist_between(G, Fc)
@@ -598,8 +496,16 @@ def reverse_child_limit(Phi, Fc, Qc, row, P, G, R, h, tmp):
     if limit_direction(row, G, h, True) == 0:
         return
     rotation_between(R, P[0, 1], P[1, 1], P[2, 1], h[0], h[1], h[2])
-    rotate_frame(tmp, Phi, R)
-    Phi[:, :] = tmp
+    rotate_frame(T, F[i], R)
+    F[i, :, :] = T
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _set_joint(p, q, i, L, F):
+    """p[i] <- p[q] + L F[i] +Y."""
+    p[i, 0] = p[q, 0] + L * F[i, 0, 1]
+    p[i, 1] = p[q, 1] + L * F[i, 1, 1]
+    p[i, 2] = p[q, 2] + L * F[i, 2, 1]
 
 
 @njit(cache=True, error_model="numpy")
@@ -612,18 +518,14 @@ def frames_from_pose(p, parents, lengths, Q, own_start, own_list, out):
     R = np.empty((3, 3))
     G = np.empty((3, 3))
     d = np.empty(3)
-    for r in range(3):
-        for c in range(3):
-            out[0, r, c] = 1.0 if r == c else 0.0
-    everything = np.ones(n, dtype=np.bool_)
-    root3 = p[0].copy()
-    fit_root_frame(out[0], p, root3, own_start, own_list, everything, Q, M, R, d)
+    out[0, :, :] = np.eye(3)
+    fit_root_frame(out[0], p, p[0].copy(), own_start, own_list, np.ones(n, dtype=np.bool_), Q, M, R, d)
     for i in range(1, n):
         q = parents[i]
         if lengths[i] == 0.0:
             out[i, :, :] = out[q]
             continue
-        _reference(G, out[q], Q[i])
+        rotate_frame(G, Q[i], out[q])  # the reference frame out[q] @ Q[i]
         _unit_between(d, p, q, i, G[0, 1], G[1, 1], G[2, 1])
         transport(out[i], G, d[0], d[1], d[2])
 
@@ -642,117 +544,10 @@ def refresh_active(F, parents, lengths, Q, limits, row_active):
     D = np.empty((3, 3))
     G = np.empty((3, 3))
     d = np.empty(3)
-    for j in range(n):
-        row_active[j] = 0
+    row_active[:] = 0
     for i in range(1, n):
         q = parents[i]
         if lengths[i] > 0.0 and row_limits(limits, q):
-            _reference(H, F[q], Q[i])
+            rotate_frame(H, Q[i], F[q])  # the reference frame F[q] @ Q[i]
             if restrict_frame(D, F[i], H, limits[q], d, G):
                 row_active[q] = 1
-
-
-@njit(cache=True, error_model="numpy")
-def clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_active, H, D, G, d):
-    """Place the tree from ``root3`` outwards (parents come before children). A non-zero bone i
-    with ``follow[i]`` takes the world frame ``desired[i]``; otherwise ``desired[i]`` is its frame
-    relative to its parent's (kept rigid). Either is then restricted by row ``parents[i]`` against
-    ``F[parents[i]] Q[i]``. Zero-length bones copy their parent's place and frame. ``F[0]`` is
-    left as it is. Writes p, F[1:], row_active."""
-    n = parents.shape[0]
-    for k in range(3):
-        p[0, k] = root3[k]
-    for j in range(n):
-        row_active[j] = 0
-    for i in range(1, n):
-        q = parents[i]
-        if lengths[i] == 0.0:
-            for k in range(3):
-                p[i, k] = p[q, k]
-            F[i, :, :] = F[q]
-            continue
-        if follow[i]:
-            D[:, :] = desired[i]
-        else:
-            for r in range(3):
-                for k in range(3):
-                    D[r, k] = (F[q, r, 0] * desired[i, 0, k] + F[q, r, 1] * desired[i, 1, k]
-                               + F[q, r, 2] * desired[i, 2, k])
-        if row_limits(limits, q):
-            _reference(H, F[q], Q[i])
-            if restrict_frame(F[i], D, H, limits[q], d, G):
-                row_active[q] = 1
-        else:
-            F[i, :, :] = D
-        # an untargeted bone's frame is a product of its parent's and its own every iteration:
-        # without this its rounding drift reaches the bone's length (1e-8 in 300 iterations)
-        reorthonormalise(F[i])
-        for k in range(3):
-            p[i, k] = p[q, k] + lengths[i] * F[i, k, 1]
-
-
-@njit(cache=True, error_model="numpy")
-def clamped_start(initial, frames, root3, parents, lengths, Q, limits, row_active):
-    """(p, F): the start pose hung from root3, each frame carried onto its bone's direction in
-    ``initial`` (its own +Y where the bone has collapsed), then clamped into the limits
-    (``clamp_tree``)."""
-    n = parents.shape[0]
-    p = np.empty((n, 3))
-    F = frames.copy()
-    desired = np.empty((n, 3, 3))
-    follow = np.ones(n, dtype=np.bool_)
-    H = np.empty((3, 3))
-    D = np.empty((3, 3))
-    G = np.empty((3, 3))
-    d = np.empty(3)
-    for i in range(1, n):
-        q = parents[i]
-        x = initial[i, 0] - initial[q, 0]
-        y = initial[i, 1] - initial[q, 1]
-        z = initial[i, 2] - initial[q, 2]
-        r = np.sqrt(x * x + y * y + z * z)
-        if r > TINY * (1.0 + lengths[i]) and lengths[i] > 0.0:
-            transport(desired[i], frames[i], x / r, y / r, z / r)
-        else:
-            desired[i, :, :] = frames[i]
-    clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_active, H, D, G, d)
-    return p, F
-
-
-@njit(cache=True, error_model="numpy")
-def restricted_turn(W, R, F, j, child, Q, limits, row_active, order, subtree_end, position, H, G, D, tmp, d):
-    """A CCD turn under limits: W <- the rotation that takes the frame of bone ``child`` (leaving
-    joint j) to ``R F[child]`` restricted by row j against its reference ``F[j] Q[child]``, and
-    the frames of the bone and everything below it turned by it (the caller turns the joints by
-    W about joint j). Every other bone keeps its pose relative to its parent, so every limit
-    holds after the turn. H, G, D, tmp (3, 3) and d (3,) are scratch."""
-    rotate_frame(D, F[child], R)
-    if row_limits(limits, j):
-        _reference(H, F[j], Q[child])
-        if restrict_frame(D, D, H, limits[j], d, G):
-            row_active[j] = 1
-    # W = D F[child]^T turns the bone and its subtree about joint j
-    for r in range(3):
-        for c in range(3):
-            W[r, c] = D[r, 0] * F[child, c, 0] + D[r, 1] * F[child, c, 1] + D[r, 2] * F[child, c, 2]
-    for m in range(position[child], subtree_end[child]):
-        i = order[m]
-        if i == child:
-            F[i, :, :] = D
-        else:
-            rotate_frame(tmp, F[i], W)
-            F[i, :, :] = tmp
-
-
-@njit(cache=True, error_model="numpy")
-def seat_on_frames(p, F, parents, lengths):
-    """Re-seat every joint on its parent's position and its (re-orthonormalised) frame, root
-    outwards; a zero-length bone takes its parent's frame: no rounding drift in lengths."""
-    for i in range(1, parents.shape[0]):
-        q = parents[i]
-        if lengths[i] > 0.0:
-            reorthonormalise(F[i])
-        else:
-            F[i, :, :] = F[q]
-        for c in range(3):
-            p[i, c] = p[q, c] + lengths[i] * F[i, c, 1]

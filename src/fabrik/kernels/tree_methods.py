@@ -1,11 +1,9 @@
 """CCD and the Jacobian methods on a tree of joints with several end effectors (section 5.2,
 Table 2), with or without joint limits: one iteration driver, compiled.
 
-Inputs are the grouped tuples of ``fabrik.kernels.fabrik_tree``: ``tree`` (``fabrik.kernels.tree``),
-``limits`` (``fabrik.kernels.tree_limits``) and ``task = (target_idx (k,) int64, targets (k, 3),
-initial (n, 3), initial_frames (n, 3, 3), root (3,), root_from_target)``. A solve given frames
-follows them and keeps every pose within the limits; one given none ((0, 3, 3) and
-``fabrik.model.rig.NO_LIMITS``) turns the bones freely.
+Inputs are the grouped tuples of ``fabrik.kernels.fabrik_tree`` (``tree``, ``limits``, ``task``);
+a solve given frames follows them and keeps every pose within the limits, one given none ((0, 3,
+3) and ``fabrik.model.rig.NO_LIMITS``) turns the bones freely.
 
 Degrees of freedom: every bone turns about its parent joint as a ball joint, independently of its
 siblings, carrying everything below it (at a sub-base each child bone has its own ball joint: the
@@ -20,27 +18,20 @@ only by rotations, so bone lengths stay as they are.
   target. A sweep for one effector moves others that hang below the same bones.
 * Jacobian methods (``TRANSPOSE``, ``DLS``, ``SVD_DLS``; Buss & Kim 2005), every effector stacked
   into one system: 3 rows per effector, 3 columns per bone on a path to a target (a ball joint in
-  world axes at its parent q; the block of effector e is ``w x (p_e - p_q)``). Each iteration
-  stacks ``target - effector`` per effector, clamped to ``max_error_step``; takes ``dw = alpha J^T
-  e`` (``alpha`` <= 0: Buss & Kim's adaptive ``alpha = <e, J J^T e> / |J J^T e|^2``), ``J^T (J
-  J^T + damping^2 I)^-1 e`` or the same through the SVD; scales it so that no component exceeds
-  ``max_angle_step`` radians; and turns every bone by the accumulated world rotation.
+  world axes at its parent q; the block of effector e is ``w x (p_e - p_q)``); the step is
+  ``stacked_step``'s, and every bone turns by the accumulated world rotation.
 
-The limit step is the only difference (``fabrik.kernels.tree_limits``): a CCD turn is restricted
-by the turned bone's limit before it is applied (``restricted_turn``; zero-length bones, having no
-direction, are skipped) and the joints are re-seated on their frames after each sweep; a Jacobian
-step turns frames, and the tree is then clamped from the root outwards (``clamp_tree``; the
-system has no columns for zero-length bones, untargeted bones move rigidly with their parent).
-So every pose satisfies every limit.
+With limits (``fabrik.kernels.tree_limits``) a CCD turn is restricted by the turned bone's limit
+(in ``ccd_sweeps``; zero-length bones, having no direction, are skipped) and the joints are
+re-seated on their frames after each iteration; a Jacobian step turns frames and the tree is then
+clamped from the root outwards (``clamp_tree``; no columns for zero-length bones, untargeted bones
+move rigidly with their parent). So every pose satisfies every limit.
 
-Set-up and stopping are shared: the start pose moves with the root and is rebuilt with exact
-lengths (with limits: clamped into them, ``clamped_start``); a solve stops ``REACHED`` when every
-effector is within ``tol``; after a stall (no effector moved by ``tol`` and the largest error fell
-by less than ``PROGRESS_FRACTION``, then no joint moved by ``tol`` in the next iteration,
-``fabrik.kernels.stopping.pose_check``) it stops ``UNREACHABLE`` (some target beyond its path's
-reach) or ``STALLED``, and so does a solve with nothing to turn (no bone on a path to a target;
-with limits, no non-zero one), before its first iteration; ``MAX_ITERATIONS`` at the cap. Without
-limits a stalled path lying straight on the line to its target is first folded
+Set-up and stopping: the start pose moves with the root and is rebuilt with exact lengths (with
+limits: clamped into them, ``clamp_tree``); the stopping rules are those of
+``fabrik.kernels.stopping`` (the stall confirmed by ``pose_check``), and a solve with nothing to
+turn (no bone on a path to a target; with limits, no non-zero one) stops before its first
+iteration. Without limits a stalled path lying straight on the line to its target is first folded
 (``fabrik.kernels.singularity``; a fold would break limits), and every answer is rebuilt with
 exact lengths at the end. With limits the best pose seen is kept, and after
 ``NO_PROGRESS_WINDOW`` iterations without a ``PROGRESS_FRACTION`` improvement of the best error
@@ -50,13 +41,13 @@ the solve stops on it (limits clamped against a step can make a method cycle).
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.frames import axis_angle_matrix, rotate_frame, rotation_between
-from fabrik.kernels.jacobian import clamp_max_abs
+from fabrik.kernels.frames import axis_angle_matrix, reorthonormalise, rotate_frame, rotation_between, transport
+from fabrik.kernels.jacobian import clamp_max_abs, restrict_frame
 from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_paths
 from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED,
                                       UNREACHABLE, max_effector_move, pose_check, remember_pose, stall_tol)
 from fabrik.kernels.tree import effector_errors, move_to_root, rebuild_lengths, tree_setup
-from fabrik.kernels.tree_limits import clamp_tree, clamped_start, restricted_turn, seat_on_frames
+from fabrik.kernels.tree_limits import row_limits
 from fabrik.kernels.vec import TINY, rotate_subtree
 
 #: ``method`` codes of ``tree_method``: the Jacobian methods' (as the chain kernel's) and CCD.
@@ -73,9 +64,7 @@ def clamped_error_vector(p, target_idx, targets, max_error_step, e_vec):
         y = targets[t, 1] - p[j, 1]
         z = targets[t, 2] - p[j, 2]
         r = np.sqrt(x * x + y * y + z * z)
-        s = 1.0
-        if r > max_error_step:
-            s = max_error_step / r
+        s = max_error_step / r if r > max_error_step else 1.0
         e_vec[3 * t] = s * x
         e_vec[3 * t + 1] = s * y
         e_vec[3 * t + 2] = s * z
@@ -137,27 +126,19 @@ def stacked_step(jac, e_vec, method, alpha, damp2, max_angle_step, dw):
         gain = alpha
         if alpha <= 0.0:
             gain = num / den if den > 1e-300 else 0.0
-        for c in range(n_cols):
-            dw[c] = gain * g[c]
+        dw[:] = gain * g
     elif method == DLS:
         m = jac @ jac.T
         # damping plus 1e-13 of the mean diagonal: on a model of bones of 1e8 units, J J^T is
         # ~1e16 and a damping of 1.1 vanishes in its rounding, leaving a rank-deficient system
         # singular (np.linalg.solve raised); the floor is invisible to a model of ordinary size
-        trace = 0.0
-        for r in range(n_rows):
-            trace += m[r, r]
-        ridge = damp2 + 1e-13 * trace / max(n_rows, 1)
+        ridge = damp2 + 1e-13 * np.trace(m) / max(n_rows, 1)
         for r in range(n_rows):
             m[r, r] += ridge
-        f = np.linalg.solve(m, e_vec)
-        d = jac.T @ f
-        for c in range(n_cols):
-            dw[c] = d[c]
+        dw[:] = jac.T @ np.linalg.solve(m, e_vec)
     else:
         u, sv, vt = svd_factors(jac)
-        for c in range(n_cols):
-            dw[c] = 0.0
+        dw[:] = 0.0
         for q in range(sv.shape[0]):
             ue = 0.0
             for r in range(n_rows):
@@ -185,20 +166,52 @@ def step_rotations(world, dw, col, parents, rot):
                 for r in range(3):
                     for c in range(3):
                         rot[r, c] = 1.0 if r == c else 0.0
-            for r in range(3):
-                for c in range(3):
-                    world[i, r, c] = (world[q, r, 0] * rot[0, c] + world[q, r, 1] * rot[1, c]
-                                      + world[q, r, 2] * rot[2, c])
+            rotate_frame(world[i], rot, world[q])  # world[q] @ rot
         else:
             world[i] = world[q]
+
+
+@njit(cache=True, error_model="numpy")
+def clamp_tree(p, F, desired, follow, parents, lengths, Q, limits, root3, row_active, H, D, G, d):
+    """Place the tree from ``root3`` outwards (parents come before children). A non-zero bone i
+    with ``follow[i]`` takes the world frame ``desired[i]``; otherwise ``desired[i]`` is its frame
+    relative to its parent's (kept rigid). Either is then restricted by row ``parents[i]`` against
+    ``F[parents[i]] Q[i]``. Zero-length bones copy their parent's place and frame. ``F[0]`` is
+    left as it is. Writes p, F[1:], row_active."""
+    n = parents.shape[0]
+    for k in range(3):
+        p[0, k] = root3[k]
+    row_active[:] = 0
+    for i in range(1, n):
+        q = parents[i]
+        if lengths[i] == 0.0:
+            for k in range(3):
+                p[i, k] = p[q, k]
+            F[i, :, :] = F[q]
+            continue
+        if follow[i]:
+            D[:, :] = desired[i]
+        else:
+            rotate_frame(D, desired[i], F[q])  # F[q] @ desired[i]
+        if row_limits(limits, q):
+            rotate_frame(H, Q[i], F[q])  # the reference frame F[q] @ Q[i]
+            if restrict_frame(F[i], D, H, limits[q], d, G):
+                row_active[q] = 1
+        else:
+            F[i, :, :] = D
+        # an untargeted bone's frame is a product of its parent's and its own every iteration:
+        # without this its rounding drift reaches the bone's length (1e-8 in 300 iterations)
+        reorthonormalise(F[i])
+        for k in range(3):
+            p[i, k] = p[q, k] + lengths[i] * F[i, k, 1]
 
 
 @njit(cache=True, error_model="numpy")
 def ccd_sweeps(p, F, parents, lengths, order, subtree_end, position, Q, limits, slot, target_idx, targets, tol, eps,
                limited, row_active, R, W, H, G, D, tmp, d):
     """One CCD iteration (module docstring): a sweep per effector not yet within ``tol``, every
-    turn restricted by its limit when ``limited`` (``restricted_turn``, which also turns the
-    frames F). R, W, H, G, D, tmp (3, 3) and d (3,) are scratch."""
+    turn restricted by its limit when ``limited`` (which also turns the frames F, and then re-seats
+    the joints on them). R, W, H, G, D, tmp (3, 3) and d (3,) are scratch."""
     for t in range(target_idx.shape[0]):
         e = target_idx[t]
         if e == 0:
@@ -223,8 +236,24 @@ def ccd_sweeps(p, F, parents, lengths, order, subtree_end, position, Q, limits, 
                 if na > eps and nb > eps:
                     rotation_between(R, ax / na, ay / na, az / na, bx / nb, by / nb, bz / nb)
                     if limited:
-                        restricted_turn(W, R, F, j, child, Q, limits, row_active, order, subtree_end, position, H, G,
-                                        D, tmp, d)
+                        # W <- the turn taking the bone's frame to R F[child] restricted by row j
+                        # against its reference F[j] Q[child]; the frames of the bone and of
+                        # everything below it turn by W, so every limit holds after the turn
+                        rotate_frame(D, F[child], R)
+                        if row_limits(limits, j):
+                            rotate_frame(H, Q[child], F[j])  # F[j] @ Q[child]
+                            if restrict_frame(D, D, H, limits[j], d, G):
+                                row_active[j] = 1
+                        for r in range(3):  # W = D F[child]^T
+                            for c in range(3):
+                                W[r, c] = D[r, 0] * F[child, c, 0] + D[r, 1] * F[child, c, 1] + D[r, 2] * F[child, c, 2]
+                        for m in range(position[child], subtree_end[child]):
+                            i = order[m]
+                            if i == child:
+                                F[i, :, :] = D
+                            else:
+                                rotate_frame(tmp, F[i], W)
+                                F[i, :, :] = tmp
                         rotate_subtree(p, child, j, order, subtree_end, position, W)
                     else:
                         rotate_subtree(p, child, j, order, subtree_end, position, R)
@@ -232,6 +261,15 @@ def ccd_sweeps(p, F, parents, lengths, order, subtree_end, position, Q, limits, 
                 break
             child = j
             j = parents[j]
+    if limited:  # every joint re-seated on its parent and its (re-orthonormalised) frame: no drift
+        for i in range(1, parents.shape[0]):
+            q = parents[i]
+            if lengths[i] > 0.0:
+                reorthonormalise(F[i])
+            else:
+                F[i, :, :] = F[q]
+            for c in range(3):
+                p[i, c] = p[q, c] + lengths[i] * F[i, c, 1]
 
 
 @njit(cache=True, error_model="numpy")
@@ -242,13 +280,11 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
     ``TRANSPOSE``, ``DLS``, ``SVD_DLS``; ``settings = (damping, max_angle_step, max_error_step,
     alpha)`` (read by the Jacobian methods only).
 
-    Returns (positions (n, 3), frames (n, 3, 3) (empty without limits), row_active (n,) int64 (1
-    where a limit of that joint went active during the solve), iterations, errors (k,), status). A
-    negative status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
+    Returns what ``fabrik.kernels.fabrik_tree.fabrik_tree`` returns, ``row_active`` 1 where a
+    limit of that joint went active during the solve.
     """
     parents, lengths, rest_dirs, reach, order, subtree_end, position = tree
-    Q = limits[0]
-    rows = limits[1]
+    Q, rows = limits[0], limits[1]
     target_idx, targets, initial, initial_frames, root, root_from_target = task
     damping, max_angle_step, max_error_step, alpha = settings
     limited = initial_frames.shape[0] > 0  # frames followed: the limit step
@@ -261,13 +297,34 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
     if code != 0:
         return initial.copy(), initial_frames.copy(), row_active, 0, errors, code
     eps = TINY * scale
+    desired = np.empty((n if limited else 0, 3, 3))
+    R = np.empty((3, 3))
+    W = np.empty((3, 3))
+    H = np.empty((3, 3))
+    G = np.empty((3, 3))
+    D = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    d = np.empty(3)
+    F = initial_frames.copy()
     if limited:
-        p, F = clamped_start(initial, initial_frames, root3, parents, lengths, Q, rows, row_active)
+        # the start pose hung from root3, each frame carried onto its bone's direction in
+        # ``initial`` (its own +Y where the bone has collapsed), then clamped into the limits
+        p = np.empty((n, 3))
+        for i in range(1, n):
+            q = parents[i]
+            x = initial[i, 0] - initial[q, 0]
+            y = initial[i, 1] - initial[q, 1]
+            z = initial[i, 2] - initial[q, 2]
+            r = np.sqrt(x * x + y * y + z * z)
+            if r > TINY * (1.0 + lengths[i]) and lengths[i] > 0.0:
+                transport(desired[i], initial_frames[i], x / r, y / r, z / r)
+            else:
+                desired[i, :, :] = initial_frames[i]
+        clamp_tree(p, F, desired, np.ones(n, dtype=np.bool_), parents, lengths, Q, rows, root3, row_active, H, D, G, d)
     else:
         p = initial.copy()
         move_to_root(p, root3)
         rebuild_lengths(p, parents, lengths, rest_dirs, eps)
-        F = initial_frames.copy()
     err = effector_errors(p, target_idx, targets, errors)
     if err <= tol:
         return p, F, row_active, 0, errors, REACHED
@@ -290,14 +347,6 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
     dw = np.zeros(width)
     world = np.zeros((n, 3, 3))
     src = np.empty((n, 3))
-    desired = np.empty((n if limited else 0, 3, 3))
-    R = np.empty((3, 3))
-    W = np.empty((3, 3))
-    H = np.empty((3, 3))
-    G = np.empty((3, 3))
-    D = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    d = np.empty(3)
     before = np.empty((k, 3))
     snapshot = np.empty((n, 3))
     best_p = p.copy()
@@ -318,8 +367,6 @@ def tree_method(tree, limits, task, tol, max_iter, method, settings):
         if method == CCD:
             ccd_sweeps(p, F, parents, lengths, order, subtree_end, position, Q, rows, slot, target_idx, targets, tol,
                        eps, limited, row_active, R, W, H, G, D, tmp, d)
-            if limited:
-                seat_on_frames(p, F, parents, lengths)
         else:
             clamped_error_vector(p, target_idx, targets, max_error_step, e_vec)
             fill_stacked_jacobian(p, parents, col, target_idx, jac)
