@@ -175,29 +175,3 @@ def test_every_spelling_of_a_pose_target_gives_the_same_angles(arm):
         np.testing.assert_allclose(sol.joint_angles, base.joint_angles, atol=1e-6, rtol=0)
         assert sol.status == base.status
     assert "orientation_error" in base.extras and "orientation_error" not in fabrik.solve(arm, p).extras
-
-
-def test_the_hinge_plane_rule_gives_a_consistent_pose(arm):
-    """``srs_solve``'s plane_rule=1 (the study's hinge plane across the wrist's second axis): a pose
-    of the arm within its limits whose reported positions, frames and errors are its own."""
-    from fabrik.kernels.arm_ik import srs_solve
-    from fabrik.solvers.arm import srs_shape
-
-    shape = srs_shape(arm)
-    qs = arm.random_angles(np.random.default_rng(3), 20)
-    positions, frames = fabrik.forward(arm, qs)
-    for k in range(1, 20):
-        q, pos, fr = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
-        start = qs[k - 1].copy()
-        it, err, oerr, code = srs_solve(shape.pack, positions[k, -1], frames[k, -1], True, start, 1e-3, 1e-3, 500,
-                                        q, pos, fr, 1)
-        np.testing.assert_array_equal(start, qs[k - 1])
-        again, again_frames = fabrik.forward(arm, q)
-        np.testing.assert_allclose(again, pos, atol=1e-9 * arm.reach, rtol=0)
-        np.testing.assert_allclose(again_frames, fr, atol=1e-9, rtol=0)
-        assert arm.within_limits(q)
-        assert err == pytest.approx(float(np.linalg.norm(pos[-1] - positions[k, -1])), abs=1e-12)
-        rel = fr[-1].T @ frames[k, -1]
-        assert oerr == pytest.approx(math.acos(min(1.0, max(-1.0, (np.trace(rel) - 1.0) / 2.0))), abs=1e-7)
-        assert it == 1
-        assert (fabrik.STATUSES[code] == "reached") == (err <= 1e-3 and oerr <= 1e-3)

@@ -316,7 +316,7 @@ def _unpack(pack):
 
 
 @njit(cache=True)
-def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames, plane_rule=0):
+def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames):
     """Solve a 7-joint S-R-S arm for a tip target (module docstring).
 
     ``pack``: the arm (``srs_pack``), with ``wrist_in_tip`` (3,) the wrist centre in tip
@@ -343,25 +343,8 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     hinge_prev = _mv3(frames[3], axes[3])
     if oriented:
         goal = _add(target_p, _mv3(target_R, wrist_in_tip))
-        # the wrist's second axis (joint 6) as the hand will hold it (its previous angle to the
-        # hand kept), read before _flex_sense takes positions and frames for scratch
-        a5 = _mv3(target_R, _mv3(frames[m].T, _mv3(frames[5], axes[5])))
         sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
         E, W = _elbow_on_circle(S, E0, goal, l1, l2, gaps[0], gaps[1], hinge_prev, sense)
-        if plane_rule == 1:
-            # the study's hinge plane: through S and W, across a5
-            u = _sub(W, S)
-            n = _cross(a5, u)
-            nn = _norm(n)
-            if nn > FLAT * scale * scale:
-                v = _cross(_div(n, nn), _div(u, _norm(u)))
-                c = _add(S, _mul(_dot(_sub(E, S), u) / _dot(u, u), u))
-                r = _norm(_sub(E, c))
-                E1 = _add(c, _mul(r, v))
-                E2 = _sub(c, _mul(r, v))
-                e1 = _sub(E1, E0)
-                e2 = _sub(E2, E0)
-                E = E1 if _dot(e1, e1) <= _dot(e2, e2) else E2
         it = 1
         R_tip = target_R
     else:
