@@ -344,11 +344,13 @@ def test_hinge_projection(q, phi, lo, width, d, reverse):
 @given(theta=st.floats(-math.pi, math.pi), lo=st.floats(-3, 3), width=st.floats(0, 3))
 def test_clamp_angle(theta, lo, width):
     hi = min(lo + width, math.pi)
-    c = clamp_angle(theta, lo, hi)
+    c, active = clamp_angle(theta, lo, hi)
     assert lo <= c <= hi
     if lo <= theta <= hi:
         assert c == theta
+        assert active == (min(theta - lo, hi - theta) <= 1e-9)
     else:
+        assert active == 1
         gap = lambda a, b: abs((a - b + math.pi) % (2 * math.pi) - math.pi)  # noqa: E731
         assert gap(theta, c) <= min(gap(theta, lo), gap(theta, hi)) + 1e-12
 

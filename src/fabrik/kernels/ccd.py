@@ -10,15 +10,14 @@ limits (``ccd_sweep``) rotations are applied to positions with Rodrigues' formul
 stay exact up to rounding; 2D chains come in embedded in z = 0 and every rotation used for them is
 about the z axis, so they stay planar.
 
-With limits (``ccd_sweep_limited``; the paper's constrained comparison) every bone carries a frame
-and ``limits`` is the packed (n, 13) table of ``fabrik.model.constraints.pack_limits`` (row i
-limits bone i against bone i - 1's frame, the fixed ``root_frame`` for bone 0). At joint j the
-smallest rotation pointing the effector at the goal is proposed; bone j's new direction is then
-restricted by joint j's limit against its parent frame and its twist clamped, and the rotation
-actually applied to the sub-chain is the one taking bone j's old frame to that restricted frame.
-With an oriented target the goal of joints 0..n-3 is ``target - L * target_y`` and joint n-2
-turns the last bone towards the target frame. Limits hold after every joint update, so every
-returned pose satisfies them (the start pose is made legal by ``limit_start_pose``).
+With limits (``ccd_sweep_limited``; the paper's constrained comparison; frames and limit rows as
+in ``fabrik.kernels.fabrik_chain``) at joint j the smallest rotation pointing the effector at the
+goal is proposed; bone j's new direction is then restricted by joint j's limit against its parent
+frame and its twist clamped, and the rotation actually applied to the sub-chain is the one taking
+bone j's old frame to that restricted frame. With an oriented target the goal of joints 0..n-3 is
+``target - L * target_y`` and joint n-2 turns the last bone towards the target frame. Limits hold
+after every joint update, so every returned pose satisfies them (the start pose is made legal by
+``limit_start_pose``).
 """
 
 import numpy as np
@@ -36,13 +35,9 @@ def unit_or(vx, vy, vz, out, fallback, eps):
     """Write (vx, vy, vz) normalised into ``out``; the unit ``fallback`` when its norm <= eps."""
     r = np.sqrt(vx * vx + vy * vy + vz * vz)
     if r > eps:
-        out[0] = vx / r
-        out[1] = vy / r
-        out[2] = vz / r
+        out[0], out[1], out[2] = vx / r, vy / r, vz / r
         return True
-    out[0] = fallback[0]
-    out[1] = fallback[1]
-    out[2] = fallback[2]
+    out[0], out[1], out[2] = fallback[0], fallback[1], fallback[2]
     return False
 
 
@@ -56,22 +51,15 @@ def start_pose(initial, bone_lengths, root, target):
     n = initial.shape[0]
     total, scale = chain_scale(bone_lengths)
     p = np.empty((n, 3))
-    for k in range(3):
-        p[0, k] = root[k]
+    p[0] = root
     prev = np.zeros(3)
-    rt = np.zeros(3)
-    ex = np.zeros(3)
-    ex[0] = 1.0
-    unit_or(target[0] - root[0], target[1] - root[1], target[2] - root[2], rt, ex, TINY * scale)
-    for k in range(3):
-        prev[k] = rt[k]
-    u = np.zeros(3)
+    ex = np.array((1.0, 0.0, 0.0))
+    unit_or(target[0] - root[0], target[1] - root[1], target[2] - root[2], prev, ex, TINY * scale)
     for i in range(n - 1):
         unit_or(initial[i + 1, 0] - initial[i, 0], initial[i + 1, 1] - initial[i, 1],
-                initial[i + 1, 2] - initial[i, 2], u, prev, TINY * scale)
+                initial[i + 1, 2] - initial[i, 2], prev, prev, TINY * scale)
         for k in range(3):
-            p[i + 1, k] = p[i, k] + bone_lengths[i] * u[k]
-            prev[k] = u[k]
+            p[i + 1, k] = p[i, k] + bone_lengths[i] * prev[k]
     return p
 
 
@@ -91,9 +79,7 @@ def rotate_tail(p, j, first, axis, c, s):
     """Rotate joints ``first..n-1`` about joint ``j`` by the angle with cosine ``c`` and sine ``s``
     about the unit ``axis`` (Rodrigues' formula; right-handed)."""
     n = p.shape[0]
-    ax = axis[0]
-    ay = axis[1]
-    az = axis[2]
+    ax, ay, az = axis[0], axis[1], axis[2]
     for m in range(first, n):
         vx = p[m, 0] - p[j, 0]
         vy = p[m, 1] - p[j, 1]
@@ -114,18 +100,24 @@ def rotate_tail_vec(p, j, first, wx, wy, wz):
     angle = np.sqrt(wx * wx + wy * wy + wz * wz)
     if angle <= 1e-300:
         return
-    axis = np.empty(3)
-    axis[0] = wx / angle
-    axis[1] = wy / angle
-    axis[2] = wz / angle
-    rotate_tail(p, j, first, axis, np.cos(angle), np.sin(angle))
+    rotate_tail(p, j, first, np.array((wx / angle, wy / angle, wz / angle)), np.cos(angle), np.sin(angle))
+
+
+@njit(cache=True, error_model="numpy")
+def half_turn(axis, u):
+    """axis <- u x any_perpendicular(u), the axis of a half turn reversing the unit ``u`` (+-z for
+    ``u`` in the z = 0 plane, so planar chains stay planar). Returns its (cosine, sine): (-1, 0)."""
+    w = any_perpendicular(u)
+    axis[0] = u[1] * w[2] - u[2] * w[1]
+    axis[1] = u[2] * w[0] - u[0] * w[2]
+    axis[2] = u[0] * w[1] - u[1] * w[0]
+    return -1.0, 0.0
 
 
 @njit(cache=True, error_model="numpy")
 def ccd_sweep(p, target, scale):
     """One CCD iteration in place: joints n-2 .. 0, each turning the effector towards the target."""
-    n = p.shape[0]
-    last = n - 1
+    last = p.shape[0] - 1
     axis = np.empty(3)
     eps = TINY * scale
     for j in range(last - 1, -1, -1):
@@ -146,29 +138,12 @@ def ccd_sweep(p, target, scale):
         c = (ax_ * bx + ay_ * by + az_ * bz) / (na * nb)
         s = nc / (na * nb)
         if nc > 1e-15 * na * nb:
-            axis[0] = cx / nc
-            axis[1] = cy / nc
-            axis[2] = cz / nc
-        elif c < 0.0:
-            # pointing exactly away: half a turn about an axis perpendicular to the effector
-            # direction (about z for planar chains: u x perpendicular(u) = +-z)
-            u = np.empty(3)
-            u[0] = ax_ / na
-            u[1] = ay_ / na
-            u[2] = az_ / na
-            w = any_perpendicular(u)
-            axis[0] = u[1] * w[2] - u[2] * w[1]
-            axis[1] = u[2] * w[0] - u[0] * w[2]
-            axis[2] = u[0] * w[1] - u[1] * w[0]
-            c = -1.0
-            s = 0.0
+            axis[0], axis[1], axis[2] = cx / nc, cy / nc, cz / nc
+        elif c < 0.0:  # pointing exactly away
+            c, s = half_turn(axis, np.array((ax_ / na, ay_ / na, az_ / na)))
         else:
             continue  # already pointing at the target
-        if c > 1.0:
-            c = 1.0
-        elif c < -1.0:
-            c = -1.0
-        rotate_tail(p, j, j + 1, axis, c, s)
+        rotate_tail(p, j, j + 1, axis, min(1.0, max(-1.0, c)), s)
 
 
 @njit(cache=True, error_model="numpy")
@@ -179,12 +154,10 @@ def limit_start_pose(p, frames, lengths, limits, root, root_frame, active, plana
     n = p.shape[0]
     G = np.empty((3, 3))
     d = np.empty(3)
-    for k in range(3):
-        p[0, k] = root[k]
+    p[0] = root
     for i in range(n - 1):
         P = root_frame if i == 0 else frames[i - 1]
-        for k in range(3):
-            d[k] = frames[i, k, 1]
+        d[:] = frames[i, :, 1]
         act = limit_direction(limits[i], P, d, False)
         transport(G, P, frames[i, 0, 1], frames[i, 1, 1], frames[i, 2, 1])
         psi, act_t = limit_twist(limits[i], twist_between(G, frames[i]))
@@ -217,23 +190,13 @@ def ccd_sweep_limited(p, frames, lengths, goal, end, limits, root_frame, target_
     re-seated on them. O(n) a sweep instead of O(n^2)."""
     n = p.shape[0]
     last = n - 1
-    G = W[0]
-    R = W[1]
-    Fnew = W[2]
-    M = W[3]
-    tmp = W[4]
-    ex_ = p[end, 0]
-    ey_ = p[end, 1]
-    ez_ = p[end, 2]
+    G, R, Fnew, M, tmp = W[0], W[1], W[2], W[3], W[4]
+    ex_, ey_, ez_ = p[end, 0], p[end, 1], p[end, 2]
     for j in range(last - 1, -1, -1):
-        for r in range(3):
-            for c in range(3):
-                turns[j, r, c] = 1.0 if r == c else 0.0
         if oriented and j == last - 1:
             # turn the last bone (and its frame) towards the target frame
             Fnew[:, :] = target_rot
-            for k in range(3):
-                d[k] = target_rot[k, 1]
+            d[:] = target_rot[:, 1]
         else:
             ex = ex_ - p[j, 0]
             ey = ey_ - p[j, 1]
@@ -244,6 +207,7 @@ def ccd_sweep_limited(p, frames, lengths, goal, end, limits, root_frame, target_
             re = np.sqrt(ex * ex + ey * ey + ez * ez)
             rg = np.sqrt(gx * gx + gy * gy + gz * gz)
             if re <= TINY or rg <= TINY:
+                turns[j, :, :] = np.eye(3)  # no turn
                 continue
             rotation_between(R, ex / re, ey / re, ez / re, gx / rg, gy / rg, gz / rg)
             rotate_frame(Fnew, frames[j], R)

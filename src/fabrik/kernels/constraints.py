@@ -53,10 +53,7 @@ def _refine(kind, a, b, pu, pv, lo, hi, t):
             lo = t
         else:
             hi = t
-        if gp > 0.0:
-            tn = t - g / gp
-        else:
-            tn = 0.5 * (lo + hi)
+        tn = t - g / gp if gp > 0.0 else 0.5 * (lo + hi)
         if not (lo < tn < hi):
             tn = 0.5 * (lo + hi)
         if abs(tn - t) <= 1e-15 * (1.0 + abs(t)):
@@ -94,18 +91,12 @@ def arc_nearest(A, B, pu, pv, samples):
         kind = _KIND_HYP_U if A > 0.0 else _KIND_HYP_V
         # the arc starts at its vertex q0; points farther than |p| + |p - q0| from the origin
         # cannot be nearer than q0, and |q| >= sqrt(a^2 + b^2) sinh(t)
-        if kind == _KIND_HYP_U:
-            r0 = np.sqrt((pu - a) ** 2 + pv * pv)
-        else:
-            r0 = np.sqrt(pu * pu + (pv - b) ** 2)
+        r0 = np.sqrt((pu - a) ** 2 + pv * pv) if kind == _KIND_HYP_U else np.sqrt(pu * pu + (pv - b) ** 2)
         reach = np.sqrt(pu * pu + pv * pv) + r0
         tmax = np.arcsinh(reach / np.sqrt(a * a + b * b)) + 1e-3
     step = tmax / samples
-    best_u = 0.0
-    best_v = 0.0
-    best = np.inf
-    h_prev2 = np.inf
-    h_prev = np.inf
+    best_u = best_v = 0.0
+    best = h_prev2 = h_prev = np.inf
     for k in range(samples + 2):
         # k = samples + 1 is a sentinel that closes the last local-minimum test
         if k <= samples:
@@ -121,9 +112,7 @@ def arc_nearest(A, B, pu, pv, samples):
             u, v, du, dv, ddu, ddv = _arc_point(kind, a, b, t)
             d2 = (u - pu) ** 2 + (v - pv) ** 2
             if d2 < best:
-                best = d2
-                best_u = u
-                best_v = v
+                best, best_u, best_v = d2, u, v
         h_prev2 = h_prev
         h_prev = h
     return best_u, best_v, best
@@ -172,22 +161,17 @@ def nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d):
 @njit(cache=True, error_model="numpy")
 def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
     """``nearest_in_cone``'s search for an (x, y, z) outside the cone."""
-    ay = abs(y)
-    if ay < _RIM:
-        ay = _RIM
-    pu = x / ay
-    pv = z / ay
+    ay = max(abs(y), _RIM)
+    pu, pv = x / ay, z / ay
     if s_r == s_l and s_r == s_u and s_r == s_d and s_r > 0.0:
         # a circular cone (under 90 degrees): the nearest point on the circle is radial, in the
         # plane in front (for a direction behind the joint, by the reflection of Fig. 6b)
         r = np.sqrt(pu * pu + pv * pv)
         a = 1.0 / np.sqrt(s_r)
         if r > 0.0:
-            cx = a * pu / r
-            cz = a * pv / r
+            cx, cz = a * pu / r, a * pv / r
         else:
-            cx = a  # straight behind: every rim point is as near; take the right-hand one
-            cz = 0.0
+            cx, cz = a, 0.0  # straight behind: every rim point is as near; take the right-hand one
         n = np.sqrt(cx * cx + 1.0 + cz * cz)
         return cx / n, 1.0 / n, cz / n, True
     if y > 0.0 and s_r > 0.0 and s_l > 0.0 and s_u > 0.0 and s_d > 0.0:
@@ -198,19 +182,15 @@ def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
         A = s_r if qx > 0.0 else s_l
         B = s_u if qz > 0.0 else s_d
         u, v, d2 = arc_nearest(A, B, qx * pu, qz * pv, 4)
-        cx = qx * u
-        cz = qz * v
+        cx, cz = qx * u, qz * v
         n = np.sqrt(cx * cx + 1.0 + cz * cz)
         return cx / n, 1.0 / n, cz / n, True
     best_dot = -np.inf
-    rx = x
-    ry = y
-    rz = z
+    rx, ry, rz = x, y, z
     for plane in range(2):
         sign = 1.0 if plane == 0 else -1.0
         pd2 = np.inf
-        pu_best = 0.0
-        pv_best = 0.0
+        pu_best = pv_best = 0.0
         for quad in range(4):
             qx = 1.0 if quad % 2 == 0 else -1.0
             qz = 1.0 if quad < 2 else -1.0
@@ -218,20 +198,13 @@ def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
             B = s_u if qz > 0.0 else s_d
             u, v, d2 = arc_nearest(sign * A, sign * B, qx * pu, qz * pv, 16)
             if d2 < pd2:
-                pd2 = d2
-                pu_best = qx * u
-                pv_best = qz * v
+                pd2, pu_best, pv_best = d2, qx * u, qz * v
         if pd2 < np.inf:
             n = np.sqrt(pu_best * pu_best + 1.0 + pv_best * pv_best)
-            cx = pu_best / n
-            cy = sign / n
-            cz = pv_best / n
+            cx, cy, cz = pu_best / n, sign / n, pv_best / n
             dot = cx * x + cy * y + cz * z
             if dot > best_dot:
-                best_dot = dot
-                rx = cx
-                ry = cy
-                rz = cz
+                best_dot, rx, ry, rz = dot, cx, cy, cz
     # a quadrant whose two angles are both exactly 90 degrees (A = B = 0) has no conic in either
     # plane: its boundary is the quarter of the rim y = 0 in that quadrant (the limiting case of
     # the conic); the nearest point of that arc is the direction projected onto y = 0, or the
@@ -251,20 +224,14 @@ def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
         m = max(abs(ex), abs(ez))
         if m > 0.0:
             n = np.hypot(ex / m, ez / m)
-            cx = ex / m / n
-            cz = ez / m / n
+            cx, cz = ex / m / n, ez / m / n
         elif qx * x >= qz * z:
-            cx = qx  # straight behind, or the opposite quadrant: the nearer end
-            cz = 0.0
+            cx, cz = qx, 0.0  # straight behind, or the opposite quadrant: the nearer end
         else:
-            cx = 0.0
-            cz = qz
+            cx, cz = 0.0, qz
         dot = cx * x + cz * z
         if dot > best_dot:
-            best_dot = dot
-            rx = cx
-            ry = 0.0
-            rz = cz
+            best_dot, rx, ry, rz = dot, cx, 0.0, cz
     return rx, ry, rz, True
 
 
@@ -279,12 +246,13 @@ def wrap_angle(a):
 
 @njit(cache=True, error_model="numpy")
 def clamp_angle(theta, lo, hi):
-    """theta (in (-pi, pi]) clamped into [lo, hi] along the circle: the nearer end when outside."""
+    """(theta (in (-pi, pi]) clamped into [lo, hi] along the circle: the nearer end when outside,
+    1 when that moved it or it lies within ``ACTIVE_EPS`` of an end (the limit is active), else 0)."""
     if lo <= theta <= hi:
-        return theta
+        return theta, (1 if abs(theta - lo) <= ACTIVE_EPS or abs(theta - hi) <= ACTIVE_EPS else 0)
     dl = abs(wrap_angle(theta - lo))
     dh = abs(wrap_angle(theta - hi))
-    return lo if dl <= dh else hi
+    return (lo if dl <= dh else hi), 1
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -317,37 +285,27 @@ def limit_direction(row, G, d, reverse):
         y = G[0, 1] * d[0] + G[1, 1] * d[1] + G[2, 1] * d[2]
         z = G[0, 2] * d[0] + G[1, 2] * d[1] + G[2, 2] * d[2]
         if reverse:
-            x = -x
-            z = -z
-        s_r = row[COL_CONE]
-        s_l = row[COL_CONE + 1]
-        s_u = row[COL_CONE + 2]
-        s_d = row[COL_CONE + 3]
+            x, z = -x, -z
+        s_r, s_l, s_u, s_d = row[COL_CONE], row[COL_CONE + 1], row[COL_CONE + 2], row[COL_CONE + 3]
         x, y, z, moved = nearest_in_cone(x, y, z, s_r, s_l, s_u, s_d)
         if not moved:
             slack = cone_slack(x, y, z, s_r, s_l, s_u, s_d)
             scale = 1.0 + max(abs(s_r), abs(s_l), abs(s_u), abs(s_d))
             return 1 if slack <= ACTIVE_EPS * scale else 0
         if reverse:
-            x = -x
-            z = -z
+            x, z = -x, -z
         for k in range(3):
             d[k] = G[k, 0] * x + G[k, 1] * y + G[k, 2] * z
         renormalise(d)
         return 1
     if kind == TYPE_HINGE:
-        ax = row[COL_AXIS]
-        ay = row[COL_AXIS + 1]
-        az = row[COL_AXIS + 2]
+        ax, ay, az = row[COL_AXIS], row[COL_AXIS + 1], row[COL_AXIS + 2]
         # axis and parent direction in world coordinates
         a0 = G[0, 0] * ax + G[0, 1] * ay + G[0, 2] * az
         a1 = G[1, 0] * ax + G[1, 1] * ay + G[1, 2] * az
         a2 = G[2, 0] * ax + G[2, 1] * ay + G[2, 2] * az
-        p0 = G[0, 1]
-        p1 = G[1, 1]
-        p2 = G[2, 1]
-        lo = row[COL_HINGE]
-        hi = row[COL_HINGE + 1]
+        p0, p1, p2 = G[0, 1], G[1, 1], G[2, 1]
+        lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
         if reverse:
             lo, hi = -hi, -lo
         # w = a x p completes the plane's basis
@@ -356,20 +314,16 @@ def limit_direction(row, G, d, reverse):
         w2 = a0 * p1 - a1 * p0
         cos_part = d[0] * p0 + d[1] * p1 + d[2] * p2
         sin_part = d[0] * w0 + d[1] * w1 + d[2] * w2
-        if cos_part * cos_part + sin_part * sin_part < 1e-24:
-            theta = 0.0  # along the axis: the angle is undefined; start from the parent direction
-        else:
-            theta = np.arctan2(sin_part, cos_part)
-        tc = clamp_angle(theta, lo, hi)
+        # along the axis the angle is undefined: start from the parent direction
+        theta = 0.0 if cos_part * cos_part + sin_part * sin_part < 1e-24 else np.arctan2(sin_part, cos_part)
+        tc, active = clamp_angle(theta, lo, hi)
         c = np.cos(tc)
         s = np.sin(tc)
         d[0] = c * p0 + s * w0
         d[1] = c * p1 + s * w1
         d[2] = c * p2 + s * w2
         renormalise(d)
-        if tc != theta or abs(tc - lo) <= ACTIVE_EPS or abs(tc - hi) <= ACTIVE_EPS:
-            return 1
-        return 0
+        return active
     return 0
 
 
@@ -378,11 +332,7 @@ def limit_twist(row, psi):
     """(twist clamped to the row's twist range when it has one, active flag)."""
     if row[COL_TWIST_FLAG] == 0.0:
         return psi, 0
-    lo = row[COL_TWIST]
-    hi = row[COL_TWIST + 1]
-    pc = clamp_angle(psi, lo, hi)
-    active = 1 if (pc != psi or abs(pc - lo) <= ACTIVE_EPS or abs(pc - hi) <= ACTIVE_EPS) else 0
-    return pc, active
+    return clamp_angle(psi, row[COL_TWIST], row[COL_TWIST + 1])
 
 
 @njit(cache=True, error_model="numpy")
@@ -403,19 +353,15 @@ def hinge_alignment_twist(F, ax, az, w0, w1, w2, bend_lo, bend_hi):
     # in the x-z plane (x + i z) a twist by tau turns the axis by -tau
     alpha = np.arctan2(az, ax)
     beta = np.arctan2(wz, wx)
-    best_tau = 0.0
-    best_gap = np.inf
+    best_tau, best_gap = 0.0, np.inf
     for k in range(2):
         tau = wrap_angle(alpha - beta - 0.5 * np.pi + k * np.pi)
         ang = alpha - tau
         axx = np.cos(ang)
         axz = np.sin(ang)
         theta = np.arctan2(wz * axx - wx * axz, wy)
-        if bend_lo <= theta <= bend_hi:
-            gap = 0.0
-        else:
-            gap = min(abs(wrap_angle(theta - bend_lo)), abs(wrap_angle(theta - bend_hi)))
+        gap = 0.0 if bend_lo <= theta <= bend_hi else min(abs(wrap_angle(theta - bend_lo)),
+                                                           abs(wrap_angle(theta - bend_hi)))
         if gap < best_gap - 1e-12 or (abs(gap - best_gap) <= 1e-12 and abs(tau) < abs(best_tau)):
-            best_gap = gap
-            best_tau = tau
+            best_gap, best_tau = gap, tau
     return best_tau, True

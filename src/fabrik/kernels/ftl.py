@@ -13,9 +13,8 @@ FTL from each constrained end and averaging: one iteration computes, from the cu
 and the new pose is ``p[0] = root``, ``p[n-1] = target`` and ``p[i] = (q[i] + r[i]) / 2`` for the
 interior joints. The averaging is what changes the bone lengths (section 5.1 of the FABRIK
 paper): the result is not rigid, and an unreachable target is reached by stretching the chain.
-The loop stops when no joint moved more than ``tol`` in an iteration.
-
-Arrays are (n, 3); every step is an affine combination of points, so 2D chains stay planar.
+The loop stops when no joint moved more than ``tol`` in an iteration. Every step is an affine
+combination of points, so 2D chains stay planar.
 """
 
 import numpy as np
@@ -37,20 +36,16 @@ def length_drift(p, bone_lengths):
     for i in range(nb):
         rest = bone_lengths[i]
         d = abs(dist3(p, i + 1, p, i) - rest) / (rest if rest > 0.0 else mean)
-        if d > worst:
-            worst = d
+        worst = max(worst, d)
     return worst
 
 
 @njit(cache=True, error_model="numpy")
 def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
-    """Solve one chain by FTL with averaging. Returns (positions, iterations, error, status, drift).
-
-    initial: (n, 3) start pose (never mutated); bone_lengths (n-1,); target, root (3,);
-    tol >= 0 (model units; the settle threshold on joint movement); max_iter >= 0.
-    ``error`` is the effector-to-target distance (0 once an iteration has run: the effector is
-    pinned to the target); ``drift`` is ``length_drift`` of the returned pose.
-    """
+    """Solve one chain by FTL with averaging; arguments as ``fabrik.kernels.rotation_chain``'s
+    ``jacobian_chain`` (``tol`` is also the settle threshold on joint movement). Returns (positions,
+    iterations, error, status, drift): ``error`` is 0 once an iteration has run (the effector is
+    pinned to the target), ``drift`` the ``length_drift`` of the returned pose."""
     p = start_pose(initial, bone_lengths, root, target)
     n = p.shape[0]
     last = n - 1
@@ -68,32 +63,22 @@ def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
     r = np.empty((n, 3))
     it = 0
     while it < max_iter:
-        for i in range(n):
-            for k in range(3):
-                q[i, k] = p[i, k]
-                r[i, k] = p[i, k]
-        for k in range(3):
-            q[last, k] = target[k]
-            r[0, k] = root[k]
+        q[:, :] = p
+        r[:, :] = p
         # the two FTL passes: FABRIK's forward and backward stages, each from the same pose
         reach_sweep(q, last - 1, last, -1, target[0], target[1], target[2], bone_lengths, fx, fy, fz, TINY * scale)
         reach_sweep(r, 1, last, 1, root[0], root[1], root[2], bone_lengths, fx, fy, fz, TINY * scale)
+        q[0] = r[0] = root  # the ends stay pinned (x = (x + x) / 2 exactly)
+        q[last] = r[last] = target
         moved2 = 0.0
         for i in range(n):
-            if i == 0:
-                nx, ny, nz = root[0], root[1], root[2]
-            elif i == last:
-                nx, ny, nz = target[0], target[1], target[2]
-            else:
-                nx = 0.5 * (q[i, 0] + r[i, 0])
-                ny = 0.5 * (q[i, 1] + r[i, 1])
-                nz = 0.5 * (q[i, 2] + r[i, 2])
+            nx = 0.5 * (q[i, 0] + r[i, 0])
+            ny = 0.5 * (q[i, 1] + r[i, 1])
+            nz = 0.5 * (q[i, 2] + r[i, 2])
             dx = nx - p[i, 0]
             dy = ny - p[i, 1]
             dz = nz - p[i, 2]
-            m2 = dx * dx + dy * dy + dz * dz
-            if m2 > moved2:
-                moved2 = m2
+            moved2 = max(moved2, dx * dx + dy * dy + dz * dz)
             p[i, 0] = nx
             p[i, 1] = ny
             p[i, 2] = nz

@@ -15,14 +15,13 @@ chain stays planar.
 With limits the step instead turns every bone's frame by the rotation it gives it (joint j's
 rotation vector turns bones j..n-2, so bone i's frame is turned by ``R_0 R_1 ... R_i``:
 ``turned_frames``), and then *clamps* (``clamp_chain``): walking from the root to the effector,
-each bone's turned direction is projected into its joint's limit against its parent's (already
-clamped) frame with ``limit_direction``, its twist clamped with ``limit_twist`` (without a twist
-limit the frame follows the projected bone by the smallest rotation), and the joint after it is
-placed at the bone's length along it. When the next joint is a hinge the bone is also turned about
-itself, within its twist range, so that the hinge plane holds the child bone's turned direction
-(``hinge_alignment_twist``, as constrained FABRIK's backward stage does). So every pose after a
-step satisfies every limit, and bone lengths are exact. Frames, the packed limit rows and the root
-frame are those of limited FABRIK (``fabrik.kernels.fabrik_chain``).
+each bone's turned frame is restricted by its joint's limit against its parent's (already
+clamped) frame (``restrict_frame``), and the joint after it is placed at the bone's length along
+it. When the next joint is a hinge the bone is also turned about itself, within its twist range,
+so that the hinge plane holds the child bone's turned direction (``hinge_alignment_twist``, as
+constrained FABRIK's backward stage does). So every pose after a step satisfies every limit, and
+bone lengths are exact. Frames, the packed limit rows and the root frame are those of limited
+FABRIK (``fabrik.kernels.fabrik_chain``).
 """
 
 import numpy as np
@@ -54,45 +53,28 @@ def fill_jacobian(p, planar, jac):
     Column 3j+a is ``axis_a x (p[n-1] - p[j])`` for the world axes a = x, y, z; for ``planar``
     poses the x and y columns are zero.
     """
-    n = p.shape[0]
-    last = n - 1
-    for j in range(n - 1):
+    last = p.shape[0] - 1
+    for j in range(last):
         dx = p[last, 0] - p[j, 0]
         dy = p[last, 1] - p[j, 1]
         dz = p[last, 2] - p[j, 2]
         c = 3 * j
-        if planar:
-            for r in range(3):
-                jac[r, c] = 0.0
-                jac[r, c + 1] = 0.0
-        else:
-            # x axis: (1,0,0) x d = (0, -dz, dy); y axis: (0,1,0) x d = (dz, 0, -dx)
-            jac[0, c] = 0.0
-            jac[1, c] = -dz
-            jac[2, c] = dy
-            jac[0, c + 1] = dz
-            jac[1, c + 1] = 0.0
-            jac[2, c + 1] = -dx
-        # z axis: (0,0,1) x d = (-dy, dx, 0)
+        # x axis: (1,0,0) x d = (0, -dz, dy); y axis: (0,1,0) x d = (dz, 0, -dx); z axis: (-dy, dx, 0)
+        jac[0, c] = jac[1, c + 1] = jac[2, c + 2] = 0.0
+        jac[1, c] = 0.0 if planar else -dz
+        jac[2, c] = 0.0 if planar else dy
+        jac[0, c + 1] = 0.0 if planar else dz
+        jac[2, c + 1] = 0.0 if planar else -dx
         jac[0, c + 2] = -dy
         jac[1, c + 2] = dx
-        jac[2, c + 2] = 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def max_abs(v):
-    m = 0.0
-    for i in range(v.shape[0]):
-        a = abs(v[i])
-        if a > m:
-            m = a
-    return m
 
 
 @njit(cache=True, error_model="numpy")
 def clamp_max_abs(v, limit):
     """Scale ``v`` in place so that its largest absolute entry is at most ``limit``."""
-    m = max_abs(v)
+    m = 0.0
+    for i in range(v.shape[0]):
+        m = max(m, abs(v[i]))
     if m > limit:
         f = limit / m
         for i in range(v.shape[0]):
@@ -128,8 +110,8 @@ def solve_sym3(a, b):
 
 
 @njit(cache=True, error_model="numpy")
-def gram(jac):
-    """J J^T (3 x 3) of a 3-row matrix."""
+def gram(jac, lam2):
+    """J J^T + lam2 I (3 x 3) of a 3-row matrix."""
     a = np.zeros((3, 3))
     m = jac.shape[1]
     for r in range(3):
@@ -137,8 +119,7 @@ def gram(jac):
             acc = 0.0
             for c in range(m):
                 acc += jac[r, c] * jac[q, c]
-            a[r, q] = acc
-            a[q, r] = acc
+            a[r, q] = a[q, r] = acc + lam2 if q == r else acc
     return a
 
 
@@ -152,18 +133,13 @@ def svd3(jac):
     Rows of vt for zero singular values are left zero.
     """
     m = jac.shape[1]
-    w = np.empty((3, m))  # rows are the columns of W
-    for r in range(3):
-        for c in range(m):
-            w[r, c] = jac[r, c]
+    w = jac.copy()  # rows are the columns of W
     q = np.eye(3)
     for sweep in range(30):
         off = 0.0
         for i in range(2):
             for j in range(i + 1, 3):
-                alpha = 0.0
-                beta = 0.0
-                gamma = 0.0
+                alpha = beta = gamma = 0.0
                 for c in range(m):
                     alpha += w[i, c] * w[i, c]
                     beta += w[j, c] * w[j, c]
@@ -176,15 +152,9 @@ def svd3(jac):
                 cs = 1.0 / np.sqrt(1.0 + t * t)
                 sn = cs * t
                 for c in range(m):
-                    wi = w[i, c]
-                    wj = w[j, c]
-                    w[i, c] = cs * wi - sn * wj
-                    w[j, c] = sn * wi + cs * wj
+                    w[i, c], w[j, c] = cs * w[i, c] - sn * w[j, c], sn * w[i, c] + cs * w[j, c]
                 for r in range(3):
-                    qi = q[r, i]
-                    qj = q[r, j]
-                    q[r, i] = cs * qi - sn * qj
-                    q[r, j] = sn * qi + cs * qj
+                    q[r, i], q[r, j] = cs * q[r, i] - sn * q[r, j], sn * q[r, i] + cs * q[r, j]
         if off <= 1e-15:
             break
     s = np.zeros(3)
@@ -224,7 +194,7 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
     mode 0 transpose: ``alpha J^T e`` with ``alpha`` > 0 fixed or, for ``alpha`` <= 0, the
     Buss-Kim adaptive ``<e, J J^T e> / |J J^T e|^2``; mode 1 DLS: ``J^T (J J^T + damping^2 I)^-1 e``;
     mode 2 SVD-DLS: ``sum_i s_i / (s_i^2 + damping^2) (u_i . e) v_i``; mode 3 SDLS (Buss & Kim
-    2005) with ``gamma_max = max_angle_step``. Modes 0-2 then scale the step so no joint angle
+    2005) with ``gamma_max = max_angle_step``. Every mode then scales the step so no joint angle
     changes by more than ``max_angle_step``.
     """
     m = jac.shape[1]
@@ -236,48 +206,36 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
         else:
             jjte = np.zeros(3)
             for r in range(3):
-                acc = 0.0
                 for c in range(m):
-                    acc += jac[r, c] * dtheta[c]
-                jjte[r] = acc
+                    jjte[r] += jac[r, c] * dtheta[c]
             num = err[0] * jjte[0] + err[1] * jjte[1] + err[2] * jjte[2]
             den = jjte[0] * jjte[0] + jjte[1] * jjte[1] + jjte[2] * jjte[2]
             a = num / den if den > 0.0 else 0.0
         for c in range(m):
             dtheta[c] *= a
-        clamp_max_abs(dtheta, max_angle_step)
     elif mode == DLS:
-        a = gram(jac)
-        lam2 = damping * damping
-        for r in range(3):
-            a[r, r] += lam2
-        f = solve_sym3(a, err)
+        f = solve_sym3(gram(jac, damping * damping), err)
         for c in range(m):
             dtheta[c] = jac[0, c] * f[0] + jac[1, c] * f[1] + jac[2, c] * f[2]
-        clamp_max_abs(dtheta, max_angle_step)
     else:
         u, s, vt = svd3(jac)
-        for c in range(m):
-            dtheta[c] = 0.0
+        dtheta[:] = 0.0
         if mode == SVD_DLS:
             lam2 = damping * damping
-            for i in range(s.shape[0]):
+            for i in range(3):
                 denom = s[i] * s[i] + lam2
                 if denom <= 0.0:
                     continue
                 coef = s[i] / denom * (u[0, i] * err[0] + u[1, i] * err[1] + u[2, i] * err[2])
                 for c in range(m):
                     dtheta[c] += coef * vt[i, c]
-            clamp_max_abs(dtheta, max_angle_step)
         else:
-            gamma_max = max_angle_step
             col_norm = np.empty(m)
             for c in range(m):
                 col_norm[c] = np.sqrt(jac[0, c] ** 2 + jac[1, c] ** 2 + jac[2, c] ** 2)
             phi = np.empty(m)
-            smax = s[0] if s.shape[0] > 0 else 0.0
-            for i in range(s.shape[0]):
-                if s[i] <= 1e-12 * smax or s[i] <= 1e-300:
+            for i in range(3):
+                if s[i] <= 1e-12 * s[0] or s[i] <= 1e-300:
                     continue
                 inv = 1.0 / s[i]
                 alpha_i = u[0, i] * err[0] + u[1, i] * err[1] + u[2, i] * err[2]
@@ -287,15 +245,13 @@ def jacobian_step(jac, err, mode, damping, max_angle_step, alpha, dtheta):
                 for c in range(m):
                     big_m += abs(vt[i, c]) * col_norm[c]
                 big_m *= inv
-                gamma = gamma_max
-                if big_m > 1.0:
-                    gamma = gamma_max / big_m
+                gamma = max_angle_step / big_m if big_m > 1.0 else max_angle_step
                 for c in range(m):
                     phi[c] = inv * alpha_i * vt[i, c]
                 clamp_max_abs(phi, gamma)
                 for c in range(m):
                     dtheta[c] += phi[c]
-            clamp_max_abs(dtheta, gamma_max)
+    clamp_max_abs(dtheta, max_angle_step)
 
 
 @njit(cache=True, error_model="numpy")
@@ -305,9 +261,7 @@ def restrict_frame(out, D, P, row, d, G):
     twist of D relative to P (carried onto the bone) clamped when the row limits it, else the frame
     carried from D onto the projected direction by the smallest rotation. ``out`` may be ``D``;
     d (3,) and G (3, 3) are scratch. Returns 1 when the limit is active."""
-    d[0] = D[0, 1]
-    d[1] = D[1, 1]
-    d[2] = D[2, 1]
+    d[0], d[1], d[2] = D[0, 1], D[1, 1], D[2, 1]
     act = limit_direction(row, P, d, False)
     if row[COL_TWIST_FLAG] != 0.0:
         transport(G, P, D[0, 1], D[1, 1], D[2, 1])
@@ -324,8 +278,7 @@ def restrict_frame(out, D, P, row, d, G):
 def clamp_chain(p, frames, desired, lengths, limits, root, root_frame, active, planar, G, d):
     """Place the chain from ``root`` with bone i along ``desired[i]`` restricted by its limit
     (module docstring). Writes p (n, 3), frames (n, 3, 3) and active (n,)."""
-    n = p.shape[0]
-    last = n - 1
+    last = p.shape[0] - 1
     for k in range(3):
         p[0, k] = root[k]
     for i in range(last):
@@ -359,24 +312,18 @@ def clamp_chain(p, frames, desired, lengths, limits, root, root_frame, active, p
 def turned_frames(desired, frames, dtheta, R, M, tmp):
     """desired[i] <- (R_0 R_1 ... R_i) frames[i], R_j the rotation of rotation vector
     dtheta[3j:3j+3] (world axes): each bone turned as the unconstrained step turns it, then
-    re-orthonormalised. Without that the rounding of the products carried over from step to step
-    (the frames are the last step's) and grew over thousands of steps: a frame's +Y, which places
-    the next joint, drifted off unit length, and 5 of 10,000 fuzzed solves (issue 31) ended with a
-    frame 1.2-1.5e-6 rad off its own bone."""
+    re-orthonormalised, so that the rounding of the products does not carry over from step to step
+    (the frames are the last step's) and tilt a frame off its own bone (tests/test_fuzz.py)."""
     n = frames.shape[0]
     for r in range(3):
         for c in range(3):
             M[r, c] = 1.0 if r == c else 0.0
     for i in range(n - 1):
-        wx = dtheta[3 * i]
-        wy = dtheta[3 * i + 1]
-        wz = dtheta[3 * i + 2]
+        wx, wy, wz = dtheta[3 * i], dtheta[3 * i + 1], dtheta[3 * i + 2]
         angle = np.sqrt(wx * wx + wy * wy + wz * wz)
         if angle > 1e-300:
             axis_angle_matrix(R, wx / angle, wy / angle, wz / angle, angle)
-            for r in range(3):
-                for c in range(3):
-                    tmp[r, c] = M[r, 0] * R[0, c] + M[r, 1] * R[1, c] + M[r, 2] * R[2, c]
+            rotate_frame(tmp, R, M)  # tmp <- M R
             M[:, :] = tmp
         rotate_frame(desired[i], frames[i], M)
         reorthonormalise(desired[i])

@@ -17,10 +17,7 @@ frames clamped). Set-up, stopping and the singularity escape are shared:
 Constrained CCD keeps three rules it had before the kernels were merged (they decide its
 iteration counts, and constrained FABRIK polishes its answers with it): its no-progress test uses
 ``tol`` itself, not ``stall_tol``; it has no stretched-to-rounding stop; it folds only with a sweep
-left and does not re-measure the error after a fold.
-
-Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
-3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0.
+left and does not re-measure the error after a fold. Statuses and arrays as in ``fabrik.kernels.fabrik_chain``.
 """
 
 import numpy as np
@@ -84,13 +81,9 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
     probe_err, probe_end = np.inf, 0  # confirm_stall's probe: none yet
     it = 0
     while it < max_iter:
-        px = p[last, 0]
-        py = p[last, 1]
-        pz = p[last, 2]
-        prev_err = err
-        prev_oerr = oerr
-        older_drop = last_drop
-        last_drop = drop
+        px, py, pz = p[last, 0], p[last, 1], p[last, 2]
+        prev_err, prev_oerr = err, oerr
+        older_drop, last_drop = last_drop, drop
         if method == CCD:
             if limited:
                 ccd_sweep_limited(p, frames, lengths, goal, end, limits, root_frame, target_rot, oriented, planar,
@@ -108,8 +101,7 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
                 for j in range(last - 1, -1, -1):
                     rotate_tail_vec(p, j, j + 1, dtheta[3 * j], dtheta[3 * j + 1], dtheta[3 * j + 2])
                 if planar:
-                    for i in range(n):
-                        p[i, 2] = 0.0
+                    p[:, 2] = 0.0
         it += 1
         err = dist3v(p, last, target)
         if oriented:
@@ -155,8 +147,7 @@ def fold_on_line(p, frames, out, lengths, goal, end, tol, scale, planar):
     may be ``frames``) each bone's frame carried onto its folded direction by the smallest rotation
     (snapped onto the plane when ``planar``). A zero-length bone has no direction: its frame turns
     with its parent's, so that it keeps its place within its joint's limits (a CCD sweep never
-    turns it back: the fuzzing run of issue 31 found zero-length bones left up to 0.29 rad out of
-    their cones by a fold). Returns True when folded."""
+    turns it back; tests/test_fuzz.py). Returns True when folded."""
     q = p[:end + 1].copy()
     err = dist3v(q, end, goal)
     if not fold_stuck_chain(q, lengths[:end], goal, err, tol, scale):
@@ -185,24 +176,9 @@ def fold_on_line(p, frames, out, lengths, goal, end, tol, scale, planar):
 
 
 @njit(cache=True, error_model="numpy")
-def _plain(p, lengths, target, root, tol, max_iter, method, planar, damping, max_error_step, max_angle_step, alpha):
-    """``rotation_chain`` without limits; returns (positions, iterations, error, status_code)."""
-    q, _, _, it, err, _, code = rotation_chain(p, np.empty((0, 3, 3)), np.zeros(0, dtype=np.int64), lengths, target,
-                                               root, np.empty((0, 13)), np.eye(3), np.eye(3), False, planar, tol, 0.0,
-                                               max_iter, method, damping, max_error_step, max_angle_step, alpha)
-    return q, it, err, code
-
-
-@njit(cache=True, error_model="numpy")
 def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
-    """Solve one chain by CCD. Returns (positions, iterations, error, status_code).
-
-    initial: (n, 3) start pose (never mutated; its bone directions are kept, hung from ``root``
-    with the exact ``bone_lengths``: ``fabrik.kernels.ccd.start_pose``); bone_lengths: (n-1,);
-    target, root: (3,); tol >= 0 in model units; max_iter >= 0 sweeps.
-    """
-    p = start_pose(initial, bone_lengths, root, target)
-    return _plain(p, bone_lengths, target, root, tol, max_iter, CCD, False, 0.0, 0.0, 0.0, 0.0)
+    """Solve one chain by CCD: ``jacobian_chain`` with ``mode`` ``CCD`` (max_iter counts sweeps)."""
+    return jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, CCD, 0.0, 0.0, 0.0, 0.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -210,15 +186,19 @@ def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, dam
                    max_error_step, max_angle_step, alpha):
     """Solve one chain with a Jacobian method. Returns (positions, iterations, error, status).
 
-    initial: (n, 3) start pose (never mutated; hung from ``root`` as CCD's); bone_lengths (n-1,);
-    target, root (3,); tol >= 0 in model units; max_iter >= 0; mode 0..3 (see ``jacobian_step``);
+    initial: (n, 3) start pose (never mutated; its bone directions are kept, hung from ``root``
+    with the exact ``bone_lengths``: ``fabrik.kernels.ccd.start_pose``); bone_lengths (n-1,);
+    target, root (3,); tol >= 0 in model units; max_iter >= 0; mode 0..3 (``jacobian_step``) or ``CCD``;
     damping (model units) for DLS and SVD-DLS; max_error_step: the error vector fed to the step is
     clamped to this length (model units; ``inf`` for no clamp); max_angle_step: radians
     (gamma_max for SDLS); alpha: fixed transpose gain (<= 0 for adaptive).
     """
     p = start_pose(initial, bone_lengths, root, target)
-    return _plain(p, bone_lengths, target, root, tol, max_iter, mode, is_planar(p, target), damping, max_error_step,
-                  max_angle_step, alpha)
+    q, _, _, it, err, _, code = rotation_chain(p, np.empty((0, 3, 3)), np.zeros(0, dtype=np.int64), bone_lengths,
+                                               target, root, np.empty((0, 13)), np.eye(3), np.eye(3), False,
+                                               is_planar(p, target), tol, 0.0, max_iter, mode, damping,
+                                               max_error_step, max_angle_step, alpha)
+    return q, it, err, code
 
 
 @njit(cache=True, error_model="numpy")
@@ -248,15 +228,9 @@ def ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, t
 @njit(cache=True, error_model="numpy")
 def jacobian_constrained(initial, lengths, target, root, limits, root_frame, planar, tol, max_iter, mode, damping,
                          max_error_step, max_angle_step, alpha):
-    """Solve one constrained chain with a Jacobian method, clamping after every step.
-
-    Args: initial (n, 3) start pose (never written; made legal by one clamping pass); lengths
-    (n-1,); target, root (3,); limits (n, 13); root_frame (3, 3); planar: a 2D chain in z = 0
-    (only rotations about z, frames kept in the plane); tol (model units); max_iter; mode,
-    damping, max_error_step, max_angle_step, alpha as ``jacobian_chain``.
-
-    Returns the 7 values of ``rotation_chain`` (no oriented targets: orientation error 0).
-    """
+    """Solve one constrained chain with a Jacobian method, clamping after every step (``initial``,
+    never written, made legal by one clamping pass). Arguments as ``ccd_constrained`` (no oriented
+    targets) and ``jacobian_chain``; returns the 7 values of ``rotation_chain`` (orientation error 0)."""
     n = initial.shape[0]
     p = np.empty((n, 3))
     frames = np.empty((n, 3, 3))

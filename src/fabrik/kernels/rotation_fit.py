@@ -1,14 +1,9 @@
-"""Best-fit rotations for rigid groups of points (compiled).
-
-``kabsch`` solves Wahba's problem exactly (used once per solve, to start): through the largest
-eigenvector of Horn's 4 x 4 quaternion matrix, its eigenvalue found by Newton's method on the
-characteristic polynomial (as in Theobald's QCP, 2005), with an SVD only where the answer is not
-unique (collinear or no vectors);
+"""Best-fit rotations for rigid groups of points (compiled): the R maximising sum_k <R a_k, b_k>,
+i.e. the rotation that best maps the vectors a_k onto the b_k, given H = sum_k b_k a_k^T (Wahba's
+problem). ``kabsch`` solves it exactly (once per solve, to start; as in Theobald's QCP, 2005);
 ``refine_rotation`` improves a nearby rotation by Newton steps on its rotation vector (falling back
 on the step of Mueller et al. 2016, "A robust method to extract the rotational part of
-deformations", far from the optimum): warm-started from the previous answer, one or two steps
-suffice. Both find the R maximising sum_k <R a_k, b_k>, i.e. the rotation that best maps the
-vectors a_k onto the b_k, given H = sum_k b_k a_k^T.
+deformations", far from the optimum): warm-started from the previous answer, one or two suffice.
 """
 
 import numpy as np
@@ -56,15 +51,9 @@ def kabsch(h):
     bounds the sum of H's singular values) falls monotonically onto it. The eigenvector is a
     column of the adjugate of N - lambda I. About 30 times cheaper than an SVD in compiled code.
     """
-    sxx = h[0, 0]
-    sxy = h[1, 0]
-    sxz = h[2, 0]
-    syx = h[0, 1]
-    syy = h[1, 1]
-    syz = h[2, 1]
-    szx = h[0, 2]
-    szy = h[1, 2]
-    szz = h[2, 2]
+    sxx, sxy, sxz = h[0, 0], h[1, 0], h[2, 0]  # S = H^T
+    syx, syy, syz = h[0, 1], h[1, 1], h[2, 1]
+    szx, szy, szz = h[0, 2], h[1, 2], h[2, 2]
     n = np.empty((4, 4))
     n[0, 0] = sxx + syy + szz
     n[0, 1] = n[1, 0] = syz - szy
@@ -104,22 +93,15 @@ def kabsch(h):
     best = -1.0
     q0 = q1 = q2 = q3 = 0.0
     for col in range(4):
-        a0 = _cofactor(n, 0, col)
-        a1 = _cofactor(n, 1, col)
-        a2 = _cofactor(n, 2, col)
-        a3 = _cofactor(n, 3, col)
+        a0, a1, a2, a3 = _cofactor(n, 0, col), _cofactor(n, 1, col), _cofactor(n, 2, col), _cofactor(n, 3, col)
         norm2 = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
         if norm2 > best:
-            best = norm2
-            q0, q1, q2, q3 = a0, a1, a2, a3
+            best, q0, q1, q2, q3 = norm2, a0, a1, a2, a3
     # |adj column| >= |gap product| / 2 for the best column
     if not np.sqrt(best) > 0.5 * UNIQUE_GAP * bound * bound * bound:
         return kabsch_svd(h)
     inv = 1.0 / np.sqrt(best)
-    w = q0 * inv
-    x = q1 * inv
-    y = q2 * inv
-    z = q3 * inv
+    w, x, y, z = q0 * inv, q1 * inv, q2 * inv, q3 * inv
     rot = np.empty((3, 3))
     rot[0, 0] = w * w + x * x - y * y - z * z
     rot[0, 1] = 2.0 * (x * y - w * z)
@@ -251,14 +233,8 @@ def turn_rotation(rot, wx, wy, wz):
     angle = np.sqrt(wx * wx + wy * wy + wz * wz)
     if angle < 1e-12:
         return 0.0
-    if angle > 1.0:
-        wx /= angle
-        wy /= angle
-        wz /= angle
-        angle = 1.0
-    kx = wx / angle
-    ky = wy / angle
-    kz = wz / angle
+    kx, ky, kz = wx / angle, wy / angle, wz / angle
+    angle = min(angle, 1.0)
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
@@ -273,9 +249,7 @@ def turn_rotation(rot, wx, wy, wz):
     q21 = t * ky * kz + s * kx
     q22 = c + t * kz * kz
     for col in range(3):
-        x = rot[0, col]
-        y = rot[1, col]
-        z = rot[2, col]
+        x, y, z = rot[0, col], rot[1, col], rot[2, col]
         rot[0, col] = q00 * x + q01 * y + q02 * z
         rot[1, col] = q10 * x + q11 * y + q12 * z
         rot[2, col] = q20 * x + q21 * y + q22 * z

@@ -21,11 +21,8 @@ The rule, applied by every kernel after it declared a stall:
 * then the path is bent, at most ``MAX_ESCAPES`` times a solve: the rotation-based methods fold
   it (``fold_path``: by ``BEND_ANGLE`` at its middle joint and back by twice that at the next,
   so the path itself is bent), FABRIK moves the target sideways by a tenth of the shortest bone
-  for one iteration (``nudge_side``; the paper's "repositioning the target during the first
-  backward stage").
-
-The direction across the line comes from ``across``, which counts components within 1e-6 of
-zero as zero, so rounding in the path's pose does not pick the plane of the bend.
+  for one iteration (``nudge_stuck_paths``; the paper's "repositioning the target during the first
+  backward stage"). The direction across the line is ``across``'s.
 """
 
 import numpy as np
@@ -66,8 +63,7 @@ def path_reach(parents, lengths, e, base):
     while j != base:
         length = lengths[j]
         total += length
-        if length > longest:
-            longest = length
+        longest = max(longest, length)
         if 0.0 < length < shortest:
             shortest = length
         j = parents[j]
@@ -93,33 +89,21 @@ def path_on_line(p, parents, e, base, tx, ty, tz, near, scale, u):
 
     The line runs from the base towards the farthest of the path's joints and the target; its unit
     direction is written to ``u`` (3,). True also when every point is within ``TINY * scale`` of the
-    base (then ``u`` is the direction to the target, or +x)."""
-    ox = p[base, 0]
-    oy = p[base, 1]
-    oz = p[base, 2]
-    u[0] = tx - ox
-    u[1] = ty - oy
-    u[2] = tz - oz
-    best = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    base (then ``u`` is +x)."""
+    ox, oy, oz = p[base, 0], p[base, 1], p[base, 2]
+    ux, uy, uz = tx - ox, ty - oy, tz - oz
+    best = np.sqrt(ux * ux + uy * uy + uz * uz)
     j = e
     while j != base:
-        x = p[j, 0] - ox
-        y = p[j, 1] - oy
-        z = p[j, 2] - oz
+        x, y, z = p[j, 0] - ox, p[j, 1] - oy, p[j, 2] - oz
         r = np.sqrt(x * x + y * y + z * z)
         if r > best:
-            best = r
-            u[0] = x
-            u[1] = y
-            u[2] = z
+            best, ux, uy, uz = r, x, y, z
         j = parents[j]
     if best <= TINY * scale:
-        u[0] = 1.0
-        u[1] = 0.0
-        u[2] = 0.0
+        u[0], u[1], u[2] = 1.0, 0.0, 0.0
         return True
-    for c in range(3):
-        u[c] /= best
+    u[0], u[1], u[2] = ux / best, uy / best, uz / best
     eps2 = max(near, 1e-9 * scale) ** 2
     if off_line2(tx - ox, ty - oy, tz - oz, u[0], u[1], u[2]) > eps2:
         return False
@@ -156,19 +140,8 @@ def across(u):
         if abs(u[c]) > SNAP * m:
             v[c] = u[c]
             r += u[c] * u[c]
-    r = np.sqrt(r)
-    for c in range(3):
-        v[c] /= r
+    v /= np.sqrt(r)
     return any_perpendicular(v)
-
-
-@njit(cache=True, error_model="numpy")
-def nudge_side(goal_row, target_row, u, shortest):
-    """FABRIK's escape: ``goal_row`` (3,) <- the target moved across the line ``u`` by a tenth of
-    the path's shortest bone (for one iteration; the caller puts it back)."""
-    side = across(u)
-    for c in range(3):
-        goal_row[c] = target_row[c] + 0.1 * shortest * side[c]
 
 
 @njit(cache=True, error_model="numpy")
@@ -206,56 +179,32 @@ def fold_path(p, parents, e, base, u, order, subtree_end, position):
 
 
 @njit(cache=True, error_model="numpy")
-def chain_tree(n):
-    """A chain of n joints as the tree arrays the path functions read: (parents, order,
-    subtree_end, position), joint i hanging from i - 1."""
-    parents = np.arange(-1, n - 1)
-    order = np.arange(n)
-    subtree_end = np.full(n, n, dtype=np.int64)
-    return parents, order, subtree_end, order
-
-
-@njit(cache=True, error_model="numpy")
 def fold_stuck_chain(p, lengths, target, err, tol, scale):
     """The rule for a whole chain (pose ``p`` (n, 3), bone ``lengths`` (n - 1,)): fold it when it
     is stuck on the line to ``target``. Returns True when it was folded."""
     n = p.shape[0]
-    parents, order, subtree_end, position = chain_tree(n)
+    parents = np.arange(-1, n - 1)  # the chain as a tree: joint i hangs from i - 1
+    order = np.arange(n)
+    subtree_end = np.full(n, n, dtype=np.int64)
     tree_lengths = np.zeros(n)
     tree_lengths[1:] = lengths
     u = np.zeros(3)
     stuck, _ = stuck_on_line(p, parents, tree_lengths, n - 1, 0, target[0], target[1], target[2], err, tol, scale,
                              u)
     if stuck:
-        fold_path(p, parents, n - 1, 0, u, order, subtree_end, position)
+        fold_path(p, parents, n - 1, 0, u, order, subtree_end, order)
     return stuck
 
 
 @njit(cache=True, error_model="numpy")
-def fold_stuck_paths(p, parents, lengths, slot, order, subtree_end, position, target_idx, targets, errors, tol, scale):
-    """The rule for every unreached effector of a tree (rotation-based methods): fold each path
-    stuck on the line to its target. Returns True if any was folded."""
+def fold_stuck_paths(p, parents, lengths, slot, order, subtree_end, position, target_idx, targets, errors, tol, scale,
+                     goal=None):
+    """The rule for every unreached effector of a tree: fold each path stuck on the line to its
+    target (rotation-based methods) or, given ``goal`` (k, 3) (FABRIK), move that path's goal
+    across the line by a tenth of its shortest bone (for one iteration; the caller puts it back).
+    Returns True if any was folded or moved."""
     u = np.zeros(3)
-    folded = False
-    for t in range(target_idx.shape[0]):
-        e = target_idx[t]
-        if e == 0 or errors[t] <= tol:
-            continue
-        base = path_base(parents, slot, e)
-        stuck, _ = stuck_on_line(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2], errors[t],
-                                 tol, scale, u)
-        if stuck:
-            fold_path(p, parents, e, base, u, order, subtree_end, position)
-            folded = True
-    return folded
-
-
-@njit(cache=True, error_model="numpy")
-def nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal, errors, tol, scale):
-    """The rule for every unreached effector of a tree (FABRIK): move the goal of each path stuck
-    on the line to its target sideways (``nudge_side``). Returns True if any moved."""
-    u = np.zeros(3)
-    moved = False
+    changed = False
     for t in range(target_idx.shape[0]):
         e = target_idx[t]
         if e == 0 or errors[t] <= tol:
@@ -263,7 +212,20 @@ def nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal, erro
         base = path_base(parents, slot, e)
         stuck, shortest = stuck_on_line(p, parents, lengths, e, base, targets[t, 0], targets[t, 1], targets[t, 2],
                                         errors[t], tol, scale, u)
-        if stuck:
-            nudge_side(goal[t], targets[t], u, shortest)
-            moved = True
-    return moved
+        if not stuck:
+            continue
+        if goal is None:
+            fold_path(p, parents, e, base, u, order, subtree_end, position)
+        else:
+            side = across(u)
+            for c in range(3):
+                goal[t, c] = targets[t, c] + 0.1 * shortest * side[c]
+        changed = True
+    return changed
+
+
+@njit(cache=True, error_model="numpy")
+def nudge_stuck_paths(p, parents, lengths, slot, target_idx, targets, goal, errors, tol, scale):
+    """FABRIK's escape for a tree: ``fold_stuck_paths`` with ``goal`` (the tree arrays it folds with unused)."""
+    return fold_stuck_paths(p, parents, lengths, slot, parents, parents, parents, target_idx, targets, errors, tol,
+                            scale, goal)

@@ -23,7 +23,7 @@ an in-plane perpendicular) and every rotation axis is +-z.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.ccd import rotate_tail, start_pose, unit_or
+from fabrik.kernels.ccd import half_turn, rotate_tail, start_pose, unit_or
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v
 
 from fabrik.kernels.stopping import REACHED, STALLED, UNREACHABLE
@@ -44,16 +44,11 @@ def triangle_area(x, y, z):
 
 @njit(cache=True, error_model="numpy")
 def triangulation_chain(initial, bone_lengths, target, root, tol):
-    """Solve one chain by Triangulation. Returns (positions, iterations, error, status_code).
-
-    initial: (n, 3) start pose (never mutated; its bone directions, hung from ``root`` with the
-    exact bone lengths, are the starting joint angles); bone_lengths (n-1,); target, root (3,).
-    Iterations is 1 (0 when the start pose is already within ``tol``).
-    """
+    """Solve one chain by Triangulation; arguments as ``fabrik.kernels.rotation_chain``'s
+    ``jacobian_chain`` (the start pose's bone directions are the starting joint angles). Returns
+    (positions, iterations, error, status_code); iterations is 1 (0 when the start is within ``tol``)."""
     p = start_pose(initial, bone_lengths, root, target)
-    n = p.shape[0]
-    nb = n - 1
-    last = n - 1
+    nb = last = p.shape[0] - 1
     total, scale = chain_scale(bone_lengths)
     eps = TINY * scale
     dist = dist3v(p, 0, target)
@@ -65,8 +60,7 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
     work = np.empty(2 * (nb + 1) + 15)
     outer = work[0:nb + 1]
     longest = work[nb + 1:2 * nb + 2]
-    outer[nb] = 0.0
-    longest[nb] = 0.0
+    outer[nb] = longest[nb] = 0.0
     for i in range(nb - 1, -1, -1):
         outer[i] = outer[i + 1] + bone_lengths[i]
         longest[i] = max(longest[i + 1], bone_lengths[i])
@@ -88,15 +82,7 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
             continue  # joint i on the target: every direction gives c' = a; keep the current one
         for k in range(3):
             u[k] = (target[k] - p[i, k]) / c
-        big_r = outer[i + 1]
-        lo = abs(c - a)
-        hi = c + a
-        if big_r > hi:
-            c_next = hi
-        elif big_r < lo:
-            c_next = lo
-        else:
-            c_next = big_r
+        c_next = min(c + a, max(abs(c - a), outer[i + 1]))  # R clamped into [|c - a|, c + a]
         # cosine rule, written to stay accurate for nearly flat triangles: the cosine from
         # a^2 + (c - c')(c + c'), the sine from the triangle's area (Kahan's form of Heron's rule)
         cos_d = (a * a + (c - c_next) * (c + c_next)) / (2.0 * a * c)
@@ -109,15 +95,11 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
             cos_d = 1.0
         along = cur[0] * u[0] + cur[1] * u[1] + cur[2] * u[2]
         if not unit_or(cur[0] - along * u[0], cur[1] - along * u[1], cur[2] - along * u[2], w, w, 1e-9):
-            side = any_perpendicular(u)
-            for k in range(3):
-                w[k] = side[k]
+            w[:] = any_perpendicular(u)
         # re-orthogonalise w against u (w can come from a nearly parallel pair) and renormalise
         wu = w[0] * u[0] + w[1] * u[1] + w[2] * u[2]
         if not unit_or(w[0] - wu * u[0], w[1] - wu * u[1], w[2] - wu * u[2], w, w, 0.5):
-            side = any_perpendicular(u)
-            for k in range(3):
-                w[k] = side[k]
+            w[:] = any_perpendicular(u)
         unit_or(cos_d * u[0] + sin_d * w[0], cos_d * u[1] + sin_d * w[1], cos_d * u[2] + sin_d * w[2],
                 new_dir, u, 0.5)
         # rotate the sub-chain beyond joint i (rigidly, about joint i) taking cur onto new_dir
@@ -128,19 +110,11 @@ def triangulation_chain(initial, bone_lengths, target, root, tol):
         cs = cur[0] * new_dir[0] + cur[1] * new_dir[1] + cur[2] * new_dir[2]
         scale_cs = np.sqrt(cs * cs + sn * sn)
         if sn > 1e-15:
+            axis[0], axis[1], axis[2] = cx / sn, cy / sn, cz / sn
             cs /= scale_cs
-            sn_unit = sn / scale_cs
-            axis[0] = cx / sn
-            axis[1] = cy / sn
-            axis[2] = cz / sn
-            sn = sn_unit
+            sn /= scale_cs
         elif cs < 0.0:
-            side = any_perpendicular(cur)  # half turn; about z for planar chains
-            axis[0] = cur[1] * side[2] - cur[2] * side[1]
-            axis[1] = cur[2] * side[0] - cur[0] * side[2]
-            axis[2] = cur[0] * side[1] - cur[1] * side[0]
-            cs = -1.0
-            sn = 0.0
+            cs, sn = half_turn(axis, cur)
         else:
             continue
         rotate_tail(p, i, i + 1, axis, cs, sn)
