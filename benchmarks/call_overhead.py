@@ -12,9 +12,6 @@ as many laps as ``--steps`` solves take:
   (``fabrik.kernels.fabrik_chain_entry.fabrik_chain_checked``) called directly with the same
   inputs, the answer's array allocated as ``solve`` allocates it (``kernel warm`` from the same
   start poses as ``warm``);
-* ``fabrik_chain cold`` / ``warm``: the older kernel ``fabrik.kernels.fabrik_chain.fabrik_chain``
-  (it returns a new array), for comparison with numbers measured before ``fabrik.solve`` moved to
-  the entry above.
 
 Each number is the least CPU time of 7 passes over the path (microseconds per solve), so that
 another process on the machine costs as little as possible.
@@ -30,7 +27,6 @@ import time
 import numpy as np
 
 import fabrik
-from fabrik.kernels.fabrik_chain import fabrik_chain
 from fabrik.kernels.fabrik_chain_entry import NO_ROOT, prepare
 from fabrik_experiments.table1 import benchmark_chain
 
@@ -75,7 +71,7 @@ def main() -> None:
     warm_starts = [chain.rest_positions]
     for target in path[:-1]:
         warm_starts.append(fabrik.solve(chain, target, initial=warm_starts[-1]).positions)
-    lengths, root, rest = chain._kernel_lengths, chain._kernel_root, chain._kernel_rest
+    lengths, rest = chain._kernel_lengths, chain._kernel_rest
     kernel_starts = [rest] + warm_starts[1:]
 
     def cold():
@@ -98,19 +94,10 @@ def main() -> None:
         for target, start in zip(path, kernel_starts):
             entry(np.empty(shape), start, lengths, target, NO_ROOT, 1e-3, 1000, True)
 
-    def old_kernel_cold():
-        for target in path:
-            fabrik_chain(rest, lengths, target, root, 1e-3, 1000, True)
-
-    def old_kernel_warm():
-        for target, start in zip(path, kernel_starts):
-            fabrik_chain(start, lengths, target, root, 1e-3, 1000, True)
-
     iterations = {"cold": np.mean([fabrik.solve(chain, p).iterations for p in path]),
                   "warm": np.mean([fabrik.solve(chain, p, initial=s).iterations for p, s in zip(path, warm_starts)])}
     rows = [(name, best_of(fn) / args.steps * 1e6) for name, fn in
-            (("cold", cold), ("warm", warm), ("kernel cold", kernel_cold), ("kernel warm", kernel_warm),
-             ("fabrik_chain cold", old_kernel_cold), ("fabrik_chain warm", old_kernel_warm))]
+            (("cold", cold), ("warm", warm), ("kernel cold", kernel_cold), ("kernel warm", kernel_warm))]
     mean_step = float(np.linalg.norm(np.diff(path, axis=0), axis=1).mean())
     print(f"Table 1 chain, {args.steps} targets {mean_step:.3g} units apart ({100 * mean_step / reach:.3g}% of the "
           f"reach); CPU microseconds per solve, best of 7")

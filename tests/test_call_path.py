@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 import fabrik
 from fabrik import Chain
 from fabrik.kernels import fabrik_chain_entry as entry
-from fabrik.kernels.fabrik_chain import fabrik_chain
+from fabrik.kernels.fabrik_chain import fabrik_chain_into
 from fabrik.solvers import api
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -44,8 +44,9 @@ def test_the_hot_path_answers_as_the_checked_path_and_the_old_kernel(case, tol):
         checked = fabrik.solve(chain, target.tolist(), initial=None if initial is None else initial.tolist(), tol=tol)
         same_solution(fast, checked)
         first = chain._kernel_rest if initial is None else initial
-        positions, iterations, error, code = fabrik_chain(first, chain._kernel_lengths, target, first[0].copy(), tol,
-                                                          1000, True)
+        positions = first.copy()
+        iterations, error, code = fabrik_chain_into(positions, chain._kernel_lengths, target, first[0].copy(), tol,
+                                                    1000, True)
         assert fast.positions.tobytes() == positions.tobytes()
         assert (fast.iterations, fast.error, fast.status) == (iterations, error, fabrik.STATUSES[code])
 

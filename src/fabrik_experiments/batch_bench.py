@@ -7,7 +7,7 @@ the rest pose, for batches of 1e3 up to ``max_targets`` targets:
 * ``solve loop``: ``fabrik.solve`` called target by target from Python (timed on at most
   ``LOOP_LIMIT`` targets: its rate does not depend on the batch);
 * ``baseline``: the plain compiled kernel, ``prange`` over targets each calling the
-  single-chain kernel ``fabrik_chain`` (``solve_batch(layout="baseline")``), on all threads;
+  single-chain kernel ``fabrik_chain_into`` (``solve_batch(layout="baseline")``), on all threads;
 * ``per-thread``: ``prange`` over targets, each solved in place (``layout="per-thread"``);
 * ``lockstep 1 thread`` / ``lockstep``: ``solve_batch``'s default, LANES targets in lockstep
   per thread, on one and on all threads;

@@ -4,8 +4,8 @@ Every target is solved exactly as ``fabrik.solve`` solves it: the per-target bod
 ``fabrik.kernels.fabrik_chain.fabrik_chain_into``. Three ways of running a batch, all with the
 same answers (bit for bit, pinned in tests/test_batch.py):
 
-* ``batch_baseline``: ``prange`` over targets, each calling ``fabrik_chain`` (which allocates its
-  answer); copied into the outputs. The plain one-chain-per-thread kernel ``fabrik bench batch``
+* ``batch_baseline``: ``prange`` over targets, each solving a new copy of its start (a kernel that
+  returns its answer allocates it); copied into the outputs. The plain one-chain-per-thread kernel ``fabrik bench batch``
   compares against.
 * ``batch_per_thread``: ``prange`` over targets, each solved in place in its row of the output
   with ``fabrik_chain_into`` (nothing allocated on the way to a reached target).
@@ -35,7 +35,7 @@ Status codes as ``fabrik.solvers.result.STATUSES``.
 import numpy as np
 from numba import njit, prange
 
-from fabrik.kernels.fabrik_chain import fabrik_chain, fabrik_chain_into, start_bent, warm_turn
+from fabrik.kernels.fabrik_chain import fabrik_chain_into, start_bent, warm_turn
 from fabrik.kernels.fabrik_constrained import fabrik_constrained
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
@@ -66,7 +66,8 @@ def turn_starts(initials, bone_lengths, targets, roots, tol, max_iter):
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def batch_baseline(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code):
-    """The plain kernel: one ``fabrik_chain`` call per target, ``prange`` over targets.
+    """The plain kernel: one ``fabrik_chain_into`` call per target on a new copy of its start,
+    ``prange`` over targets.
 
     initials (1 or N, n, 3), targets (N, 3), roots (1 or N, 3); outputs (N, n, 3), (N,) x 3.
     """
@@ -74,8 +75,8 @@ def batch_baseline(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     ss = 0 if initials.shape[0] == 1 else 1  # the start pose's row step: shared or one per target
     rs = 0 if roots.shape[0] == 1 else 1
     for i in prange(n_targets):
-        p, it, err, code = fabrik_chain(initials[i * ss], bone_lengths, targets[i],
-                                        roots[i * rs], tol, max_iter, False)
+        p = initials[i * ss].copy()
+        it, err, code = fabrik_chain_into(p, bone_lengths, targets[i], roots[i * rs], tol, max_iter, False)
         out_p[i] = p
         out_it[i] = it
         out_err[i] = err

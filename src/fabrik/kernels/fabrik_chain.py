@@ -71,6 +71,16 @@ from fabrik.kernels.vec import (TINY, any_perpendicular, chain_lengths_hold, cha
 BEND_ANGLE = 0.2
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def shortest_bone(lengths, default):
+    """The shortest non-zero bone length, or ``default`` where none is shorter."""
+    shortest = default
+    for i in range(lengths.shape[0]):
+        if 0.0 < lengths[i] < shortest:
+            shortest = lengths[i]
+    return shortest
+
+
 @njit(cache=True, error_model="numpy")
 def bend_chain(p, target, bone_lengths, scale, fx, fy, fz, ramp):
     """Bend a stuck chain (section 5.4), in place, in one of two ways.
@@ -101,10 +111,7 @@ def bend_chain(p, target, bone_lengths, scale, fx, fy, fz, ramp):
             u[k] = (target[k] - p[0, k]) / r
     side = any_perpendicular(u)
     if not ramp:
-        shortest = scale
-        for i in range(bone_lengths.shape[0]):
-            if 0.0 < bone_lengths[i] < shortest:
-                shortest = bone_lengths[i]
+        shortest = shortest_bone(bone_lengths, scale)
         for i in range(1, n):
             for k in range(3):
                 p[i, k] += 0.1 * shortest * side[k]
@@ -215,37 +222,21 @@ def nudge_goal(goal, p, lengths, total):
     """Move goal sideways, off the chain's line, by a tenth of the shortest non-zero bone."""
     n = p.shape[0]
     u = np.zeros(3)
-    r = 0.0
+    r = dist3(p, n - 1, p, 0)
     for k in range(3):
-        u[k] = p[n - 1, k] - p[0, k]
-        r += u[k] * u[k]
-    r = np.sqrt(r)
-    if r > TINY * total:
-        for k in range(3):
-            u[k] /= r
-    else:
-        u[1] = 1.0
+        u[k] = (p[n - 1, k] - p[0, k]) / r if r > TINY * total else (1.0 if k == 1 else 0.0)
     side = any_perpendicular(u)
-    shortest = total
-    for i in range(lengths.shape[0]):
-        if 0.0 < lengths[i] < shortest:
-            shortest = lengths[i]
+    shortest = shortest_bone(lengths, total)
     for k in range(3):
         goal[k] += 0.1 * shortest * side[k]
 
 
 #: Iterations without the best error (position, plus for an oriented target the orientation as a
-#: distance at the last bone's tip) falling by ``PROGRESS_FRACTION`` after which a solve stops,
-#: stalled (or unreachable), on the best pose it saw: limits, and an orientation, can make FABRIK
-#: cycle between poses, where the plain no-progress test never fires (the effector keeps
-#: moving); a solve that runs to the cap also answers with the best pose it saw. Measured on the
-#: DHM arm's 100 oriented targets (tol 0.1, cap 1000): 63 reached with or without the rule, mean
-#: iterations 74.8 -> 48.0; a window of 100 lost one target that leaves a plateau after 209
-#: iterations (and 50, on position targets, two constrained Table 1 targets reached after 230 and
-#: 410). Position targets got the rule later: on 1500 random chains of 3-7 joints with cones and
-#: hinges and targets the limits often block, solves that ran to the cap went from 291 to 0 and
-#: mean iterations from 204 to 51, the same 206 reached; the constrained Table 1 and the DHM arm
-#: give the same answer for every target as before.
+#: distance at the last bone's tip) falling by ``PROGRESS_FRACTION`` after which a limited solve
+#: stops on the best pose it saw: limits, and an orientation, can make FABRIK cycle between poses
+#: while its effector keeps moving. On 1500 random limited chains whose targets the limits often
+#: block, solves that ran to the cap went from 291 to 0 (mean iterations 204 -> 51, the same 206
+#: reached); a window of 100 lost targets reached after 209 to 410 iterations.
 NO_PROGRESS_WINDOW = 200
 
 
@@ -544,23 +535,12 @@ def fabrik_chain_run(p, lengths, target, root, tol, max_iter, lim, turn):
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_chain(initial, bone_lengths, target, root, tol, max_iter, turn):
-    """Solve one chain. Returns (positions, iterations, error, status_code).
-
-    initial: (n, 3) start pose (copied, never mutated); bone_lengths: (n-1,); target, root: (3,).
-    The solve itself is ``fabrik_chain_into``, which ``fabrik.solve_batch`` calls too.
-    """
-    p = initial.copy()
-    iterations, err, code = fabrik_chain_into(p, bone_lengths, target, root, tol, max_iter, turn)
-    return p, iterations, err, code
-
-
-@njit(cache=True, error_model="numpy")
 def fabrik_chain_into(p, bone_lengths, target, root, tol, max_iter, turn):
     """Solve one chain in place (``fabrik_chain_run`` without limits): ``p`` (n, 3) holds the start
     pose on entry and the answer on return. Returns (iterations, error, status_code). The
-    per-target body of both ``fabrik_chain`` (``fabrik.solve``) and the batch kernels
-    (``fabrik.kernels.batch``), so that a batch answers exactly as target-by-target solves do.
+    per-target body of both ``fabrik.solve`` (``fabrik.kernels.fabrik_chain_entry``) and the batch
+    kernels (``fabrik.kernels.batch``), so that a batch answers exactly as target-by-target solves
+    do.
     """
     it, err, _, code = fabrik_chain_run(p, bone_lengths, target, root, tol, max_iter, None, turn)
     return it, err, code

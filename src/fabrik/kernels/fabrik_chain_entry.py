@@ -1,27 +1,19 @@
 """The compiled entry of a plain chain FABRIK solve (``fabrik.solve``), with its input checks.
 
-``fabrik_chain_checked`` solves exactly as ``fabrik.kernels.fabrik_chain.fabrik_chain`` does (its
-body is ``fabrik_chain_into``, the same bits), but it takes the input checks a solve needs into the
-compiled code, where they cost a few comparisons rather than Python calls:
-
-* the target's shape (3,) and its coordinates: each finite and below ``CHECK_BELOW`` in size;
-* the start pose's shape (n, 3) for the chain's n joints, and every coordinate finite and below
-  ``MAX_COORDINATE`` (what ``fabrik._validation.check_coordinates`` asks);
-* the root (3,), when one is given, as the target.
-
-and it writes the answer into an array the caller allocates (``p``) instead of returning a new one:
+``fabrik_chain_checked`` solves as ``fabrik.kernels.fabrik_chain.fabrik_chain_into`` does (the
+same bits) after checks that cost a few comparisons here rather than Python calls: the target's
+shape (3,) and coordinates (finite, each below ``CHECK_BELOW``), the start pose's shape (n, 3) and
+coordinates (finite, below ``MAX_COORDINATE``: ``fabrik._validation.check_coordinates``' rule) and
+a given root's as the target's. It writes the answer into an array the caller allocates (``p``):
 numba boxes a returned array by unpickling its dtype on every call, which cost more than the
-Python checks this entry replaces.
+checks. An input it does not take is left to Python: nothing is solved and the status code is
+negative (``CHECK_TARGET``, ``CHECK_INITIAL``, ``CHECK_ROOT``); ``fabrik.solve`` then raises the
+error naming the problem, or solves on the checked path (a coordinate between ``CHECK_BELOW`` and
+``MAX_COORDINATE``).
 
-An input it does not take is left to Python: nothing is solved and the status code is negative
-(``CHECK_TARGET``, ``CHECK_INITIAL``, ``CHECK_ROOT``); ``fabrik.solve`` then runs its checks in
-Python, which raise the error naming the problem or (for a coordinate between ``CHECK_BELOW`` and
-``MAX_COORDINATE`` from the origin) solve on the checked path.
-
-``fabrik.solve`` compiles the entry for ``SIGNATURE`` only and then switches its compiling off
-(``prepare``), so that any other argument types (another dtype, a read-only or non-contiguous
-array) raise numba's TypeError instead of compiling a new version: that is the dtype, layout and
-writeability check, for free.
+``prepare`` compiles the entry for ``SIGNATURE`` only and switches its compiling off, so that
+other argument types (another dtype, a read-only or non-contiguous array) raise numba's TypeError
+instead of compiling a new version: the dtype, layout and writeability check, for free.
 """
 
 import numpy as np

@@ -18,7 +18,7 @@ from fabrik.solvers.result import STATUSES
 #: LANES targets side by side per thread, ``fabrik.kernels.batch.batch_lockstep``; a batch of
 #: fewer than LANES targets per thread runs per-thread, where lanes would idle), ``"per-thread"``
 #: (one target after another per thread, solved in place) and ``"baseline"`` (one
-#: ``fabrik_chain`` call per target, the plain kernel ``fabrik bench batch`` compares against).
+#: ``fabrik_chain_into`` call per target, the plain kernel ``fabrik bench batch`` compares against).
 LAYOUTS = ("lockstep", "per-thread", "baseline")
 #: The methods ``solve_batch`` runs (``"fabrik"`` hands limited chains and oriented targets to
 #: ``"fabrik-constrained"``, as ``fabrik.solve`` does).

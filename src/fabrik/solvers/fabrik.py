@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fabrik.kernels import fabrik_chain_entry as entry
-from fabrik.kernels.fabrik_chain import fabrik_chain
+from fabrik.kernels.fabrik_chain import fabrik_chain_into
 from fabrik.kernels.fabrik_chain_entry import fabrik_chain_checked
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution, plain_solution
@@ -54,8 +54,8 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
     if code < 0:
         # checked by fabrik.solve, but beyond the entry's own bound (a target or root between
         # CHECK_BELOW and MAX_COORDINATE from the origin): the kernel without the checks
-        positions, iterations, error, code = fabrik_chain(initial, chain._kernel_lengths, target, root, tol, max_iter,
-                                                          turn)
+        positions = np.array(initial, dtype=np.float64, order="C")
+        iterations, error, code = fabrik_chain_into(positions, chain._kernel_lengths, target, root, tol, max_iter, turn)
     return plain_solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
