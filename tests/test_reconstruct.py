@@ -268,8 +268,10 @@ def test_cli_option(tmp_path, capsys):
     from fabrik.cli._common import parse_method_options
 
     assert parse_method_options(["jacobian-dls:damping=0.5", "jacobian-transpose:alpha=none",
-                                 "jacobian-dls:max_error_step=inf"]) == {
-        "jacobian-dls": {"damping": 0.5, "max_error_step": float("inf")}, "jacobian-transpose": {"alpha": None}}
+                                 "jacobian-dls:max_error_step=inf", "fabrik-constrained:turn_search=False",
+                                 "fabrik:swing_limbs=true"]) == {
+        "jacobian-dls": {"damping": 0.5, "max_error_step": float("inf")}, "jacobian-transpose": {"alpha": None},
+        "fabrik-constrained": {"turn_search": False}, "fabrik": {"swing_limbs": True}}
     skel, motion = sample_walk(n_frames=6)
     src = tmp_path / "walk.bvh"
     save_bvh(src, skel, motion)
@@ -278,7 +280,11 @@ def test_cli_option(tmp_path, capsys):
     assert rc == 0
     assert "jacobian-dls: damping=2.0" in capsys.readouterr().out
     assert json.loads((tmp_path / "r.json").read_text())["results"][0]["options"] == {"damping": 2.0}
-    for bad, words in (("damping=2", "METHOD:NAME=VALUE"), ("jacobian-dls:damping=big", "a number or none")):
+    # a boolean option reaches the method, and the report says what ran
+    rc = main(["reconstruct", str(src), "--methods", "fabrik", "--option", "fabrik:swing_limbs=false"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "fabrik: swing_limbs=False" in out and "limbs swung" not in out
+    for bad, words in (("damping=2", "METHOD:NAME=VALUE"), ("jacobian-dls:damping=big", "a number, true, false or none")):
         assert main(["reconstruct", str(src), "--methods", "jacobian-dls", "--option", bad]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err

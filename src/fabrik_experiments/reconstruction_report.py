@@ -138,10 +138,12 @@ class ReconstructionReport:
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
                          f"{r.frames_per_second:>10.0f}{viol:>10}")
         lines.extend(f"note: {note}" for note in self.notes)
-        if self.swing_pivots and any(registry.takes_option(r.method, "skeleton", "swing_limbs") for r in self.results):
+        if self.swing_pivots and any(registry.takes_option(r.method, "skeleton", "swing_limbs")
+                                     and r.options.get("swing_limbs", True) for r in self.results):
             lines.append(f"fabrik rows: each frame starts with the limbs swung towards their targets about "
                          f"{', '.join(self.swing_pivots)}")
         if self.rigid_centres and any(registry.takes_option(r.method, "skeleton", "rigid_sub_bases")
+                                      and r.options.get("rigid_sub_bases", True) not in (False, "none")
                                       for r in self.results):
             lines.append(f"fabrik: rigid sub-bases at {', '.join(self.rigid_centres)}")
         if self.limited:

@@ -60,7 +60,8 @@ def parse_methods(text: str, available: list[str]) -> list[str]:
 def parse_method_options(items: list[str] | None) -> dict[str, dict]:
     """``["jacobian-dls:damping=0.02", ...]`` -> ``{"jacobian-dls": {"damping": 0.02}}``.
 
-    Values are numbers (``inf`` allowed) or ``none`` for None; the method checks the names."""
+    Values are numbers (``inf`` allowed), ``true`` / ``false`` or ``none`` for None; the method
+    checks the names."""
     out: dict[str, dict] = {}
     for item in items or ():
         method, sep, rest = item.partition(":")
@@ -68,12 +69,13 @@ def parse_method_options(items: list[str] | None) -> dict[str, dict]:
         if not (sep and eq and method.strip() and name.strip() and text.strip()):
             raise ValueError(f"--option must look like METHOD:NAME=VALUE (e.g. jacobian-dls:damping=0.02), got {item!r}")
         text = text.strip()
-        if text.lower() == "none":
-            value = None
+        words = {"none": None, "true": True, "false": False}
+        if text.lower() in words:
+            value = words[text.lower()]
         else:
             try:
                 value = float(text)
             except ValueError:
-                raise ValueError(f"--option {item!r}: the value must be a number or none, got {text!r}") from None
+                raise ValueError(f"--option {item!r}: the value must be a number, true, false or none, got {text!r}") from None
         out.setdefault(method.strip(), {})[name.strip()] = value
     return out

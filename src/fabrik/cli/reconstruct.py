@@ -69,7 +69,8 @@ def add_parser(sub) -> None:
                         "about its hip or shoulder joint towards its targets")
     p.add_argument("--option", action="append", metavar="METHOD:NAME=VALUE",
                    help="a method's own option, repeatable, e.g. jacobian-dls:damping=0.02 (the DLS damping is "
-                        "in file units, default 1.1 as in the paper; see each method's docstring for its options)")
+                        "in file units, default 1.1 as in the paper) or fabrik-constrained:turn_search=false; values "
+                        "are numbers, true, false or none (see each method's docstring for its options)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="run the takes on a local Dask cluster of N worker processes (needs dask[distributed], "
                         "the 'cluster' extra); same tables as the serial run but for the timings")
