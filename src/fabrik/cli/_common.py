@@ -76,6 +76,7 @@ def parse_method_options(items: list[str] | None) -> dict[str, dict]:
             try:
                 value = float(text)
             except ValueError:
-                raise ValueError(f"--option {item!r}: the value must be a number, true, false or none, got {text!r}") from None
+                raise ValueError(f"--option {item!r}: the value must be a number, true, false or none, "
+                                 f"got {text!r}") from None
         out.setdefault(method.strip(), {})[name.strip()] = value
     return out

@@ -5,8 +5,8 @@ Every target is solved exactly as ``fabrik.solve`` solves it: the per-target bod
 same answers (bit for bit, pinned in tests/test_batch.py):
 
 * ``batch_baseline``: ``prange`` over targets, each solving a new copy of its start (a kernel that
-  returns its answer allocates it); copied into the outputs. The plain one-chain-per-thread kernel ``fabrik bench batch``
-  compares against.
+  returns its answer allocates it); copied into the outputs. The plain one-chain-per-thread
+  kernel ``fabrik bench batch`` compares against.
 * ``batch_per_thread``: ``prange`` over targets, each solved in place in its row of the output
   with ``fabrik_chain_into`` (nothing allocated on the way to a reached target).
 * ``batch_lockstep``: ``prange`` over chunks of targets; each chunk runs ``LANES`` (4) targets in

@@ -52,7 +52,8 @@ def _turn(p: np.ndarray, root: np.ndarray, target: np.ndarray, lengths: np.ndarr
     root3, target3 = np.zeros(3), np.zeros(3)
     root3[:d], target3[:d] = root, target
     before = p3.copy()
-    warm_turn(p3, root3, target3, float(tol), int(max_iter), float(lengths.sum()), float(np.linalg.norm(target3 - root3)))
+    dist = float(np.linalg.norm(target3 - root3))
+    warm_turn(p3, root3, target3, float(tol), int(max_iter), float(lengths.sum()), dist)
     if np.array_equal(p3, before):
         return False
     p[:] = p3[:, :d]
