@@ -43,7 +43,7 @@ def _reach(p: np.ndarray, order, lengths: np.ndarray) -> None:
 def _turn(p: np.ndarray, root: np.ndarray, target: np.ndarray, lengths: np.ndarray, tol: float,
           max_iter: int) -> bool:
     """``fabrik.solve``'s ``turn_start`` on ``p`` (n, d), in place: the compiled ``warm_turn`` on the
-    pose embedded in 3D. Returns whether the pose moved."""
+    pose embedded in 3D. Returns whether it turned."""
     from fabrik.kernels.fabrik_chain import warm_turn
 
     d = p.shape[1]
@@ -51,10 +51,8 @@ def _turn(p: np.ndarray, root: np.ndarray, target: np.ndarray, lengths: np.ndarr
     p3[:, :d] = p
     root3, target3 = np.zeros(3), np.zeros(3)
     root3[:d], target3[:d] = root, target
-    before = p3.copy()
     dist = float(np.linalg.norm(target3 - root3))
-    warm_turn(p3, root3, target3, float(tol), int(max_iter), float(lengths.sum()), dist)
-    if np.array_equal(p3, before):
+    if not warm_turn(p3, root3, target3, float(tol), int(max_iter), float(lengths.sum()), dist):
         return False
     p[:] = p3[:, :d]
     return True
