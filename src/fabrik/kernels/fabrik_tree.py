@@ -164,7 +164,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 p[i, 2] = goal[s, 2]
             elif g >= 0 and active_members[g] >= 2 and not released[g]:
                 place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                   proposal_sum, proposal_count, fit_scratch[0])
+                                   proposal_sum, proposal_count, fit_scratch[0], not releasable[g])
             elif proposal_count[i] > 0:
                 w = 1.0 / proposal_count[i]
                 p[i, 0] = proposal_sum[i, 0] * w

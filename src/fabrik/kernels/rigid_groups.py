@@ -10,7 +10,8 @@ the centre of a group whose members keep their rest offsets from it
 Members move as one rigid body about their centre: in the forward stage the centre goes to the
 centroid of all its proposals, each targeted member proposing ``member - R o`` (their mean is the
 best-fit placement of the group) and its other children proposing as usual
-(``place_group_centre``); in the backward stage every member is put at ``centre + R o``, R the
+(``place_group_centre``; a held group's fit also counts the centre at its old position, which
+keeps coupled groups such as a chest held on a held pelvis from drifting apart); in the backward stage every member is put at ``centre + R o``, R the
 rotation that best maps the rest offsets onto the members' forward-stage positions, refined from
 the previous R by Newton steps (``place_group_members``). A held (not releasable) group whose
 centre hangs on a bone is first seated on that bone's sphere together with its turn
@@ -39,23 +40,41 @@ SEAT_HALVINGS = 6
 
 @njit(cache=True, error_model="numpy")
 def place_group_centre(p, centre, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                       proposal_sum, proposal_count, h):
+                       proposal_sum, proposal_count, h, anchored):
     """Forward stage at a rigid group's centre: fit the group to its targeted members' positions
     (``rot[g]`` refined) and put the centre at the centroid of the members' rigid proposals
-    (``member - R o``) and the proposals of the centre's other children. ``h``: 3 x 3 scratch."""
+    (``member - R o``) and the proposals of the centre's other children. ``anchored``: the fit
+    also counts the centre itself at its old position (offset 0), as a chain's FABRIK aims a
+    joint along the line to its old position; members close to one line (a chest's neck and two
+    shoulders) leave a turn about that line almost free, and without the anchor the centre's
+    lever carries that ill-conditioned turn into the centre's position, which then grows from
+    iteration to iteration. ``h``: 3 x 3 scratch."""
     m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    a = 1.0 if anchored else 0.0
+    # the fit's centroids over the members and (weight a) the centre: rest offset 0, old position
+    f = m / (m + a)
+    cs0, cs1, cs2 = f * ms0, f * ms1, f * ms2
+    cd0 = f * md0 + a * p[centre, 0] / (m + a)
+    cd1 = f * md1 + a * p[centre, 1] / (m + a)
+    cd2 = f * md2 + a * p[centre, 2] / (m + a)
     j = 0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            src[j, 0] = group_offsets[idx, 0] - ms0
-            src[j, 1] = group_offsets[idx, 1] - ms1
-            src[j, 2] = group_offsets[idx, 2] - ms2
-            dst[j, 0] = p[k, 0] - md0
-            dst[j, 1] = p[k, 1] - md1
-            dst[j, 2] = p[k, 2] - md2
+            src[j, 0] = group_offsets[idx, 0] - cs0
+            src[j, 1] = group_offsets[idx, 1] - cs1
+            src[j, 2] = group_offsets[idx, 2] - cs2
+            dst[j, 0] = p[k, 0] - cd0
+            dst[j, 1] = p[k, 1] - cd1
+            dst[j, 2] = p[k, 2] - cd2
             j += 1
-    refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
+    src[j, 0] = -a * cs0
+    src[j, 1] = -a * cs1
+    src[j, 2] = -a * cs2
+    dst[j, 0] = p[centre, 0] - cd0
+    dst[j, 1] = p[centre, 1] - cd1
+    dst[j, 2] = p[centre, 2] - cd2
+    refine_rotation(rot[g], cross_covariance(src, dst, m + 1, h), RIGID_FIT_STEPS)
     total = m + proposal_count[centre]
     a0, a1, a2 = rotate3(rot[g], ms0, ms1, ms2)
     p[centre, 0] = (m * (md0 - a0) + proposal_sum[centre, 0]) / total
@@ -249,8 +268,8 @@ def fit_groups(p, parents, group_of, group_start, group_members, group_offsets, 
     n_groups = group_start.shape[0] - 1
     rot = np.zeros((max(n_groups, 1), 3, 3))
     active_members = np.zeros(max(n_groups, 1), dtype=np.int64)
-    src = np.empty((max(group_members.shape[0], 1), 3))
-    dst = np.empty((max(group_members.shape[0], 1), 3))
+    src = np.empty((group_members.shape[0] + 1, 3))
+    dst = np.empty((group_members.shape[0] + 1, 3))
     h = np.empty((3, 3))
     for g in range(n_groups):
         m = 0
