@@ -366,7 +366,9 @@ def _run(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, fr
         frames = frames.copy()
         frames[0] = root_matrix
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-    tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(swing_limbs)
+    tree, groups, limits, tops = arrays.tree, arrays.groups(True), arrays.limits, arrays.limbs(swing_limbs, True)
+    if groups[0][0] >= 0 and root_matrix is None:
+        free_root = True  # a held root group turns the root frame
 
     def attempt(p, F, cap=max_iter):
         return fabrik_tree(tree, groups, limits, (idx, pos, p, F, root, root_from_target), tol, min(cap, max_iter),
@@ -480,7 +482,9 @@ def solve_skeleton_constrained_sequence(skeleton, indices, paths, initial, roots
     if root_matrix is not None:
         F0[0] = root_matrix
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-    tree, groups, limits, tops = arrays.tree, arrays.groups(False), arrays.limits, arrays.limbs(options.swing_limbs)
+    tree, groups, limits, tops = arrays.tree, arrays.groups(True), arrays.limits, arrays.limbs(options.swing_limbs, True)
+    if groups[0][0] >= 0 and root_matrix is None:
+        free_root = True  # a held root group turns the root frame
     up = rest_up(skeleton) if options.turn_search and root_matrix is None else None
     if up is not None:
         rotations, branch = _turn_rotations(up), _branches(arrays.parents)
