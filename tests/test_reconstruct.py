@@ -252,7 +252,7 @@ def test_method_options_are_checked():
     p = motion.world_positions(skel)
     with pytest.raises(ValueError, match="'ccd'.*does not solve with"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"ccd": {}})
-    with pytest.raises(ValueError, match="'fabrik' for skeletons takes no option 'damping'; it takes rigid_sub_bases, swing_limbs"):
+    with pytest.raises(ValueError, match="'fabrik' for skeletons takes no option 'damping'; it takes rigid_sub_bases, swing_limbs, turn_search, initial_frames, root_rotation"):
         reconstruct(skel, p, methods=["fabrik"], method_options={"fabrik": {"damping": 1.0}})
     with pytest.raises(ValueError, match="takes no option 'dampin'; it takes"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"dampin": 1.0}})
@@ -404,28 +404,29 @@ def test_bones_that_change_length_in_position_channels_are_refused(tmp_path):
 
 
 @needs_skeleton_fabrik
-def test_out_writes_the_constrained_row_with_limits_and_any_chosen_method(tmp_path, capsys):
-    """With joint limits --out holds fabrik-constrained's poses (the limits the user asked for),
-    --out-method writes any method's, run even when --methods leaves it out, and --out's folder
-    is made before the solving."""
+def test_out_writes_the_first_method_and_any_chosen_method(tmp_path, capsys):
+    """--out holds the first named method's poses (here fabrik-constrained's, with the limits the
+    user asked for), exactly (the limited solve holds the pelvis and chest rigid), --out-method
+    writes any method's, run even when --methods leaves it out, and --out's folder is made before
+    the solving."""
     from fabrik.cli import main
 
     skel, motion = sample_walk(n_frames=12)
     src = tmp_path / "walk.bvh"
     save_bvh(src, skel, motion)
     out = tmp_path / "new" / "deeper" / "lim.bvh"
-    report, _, _ = reconstruct_file(src, methods=["fabrik"], constraints="humanoid", out=out)
+    report, _, _ = reconstruct_file(src, methods=["fabrik-constrained", "fabrik"], constraints="humanoid", out=out)
     assert report.out_method == "fabrik-constrained" and report.to_json()["out_method"] == "fabrik-constrained"
     s2, m2 = load_bvh(out)
     row = report.result("fabrik-constrained")
     limited = row.positions
-    # the rotations of the solver's frames, limits kept (the limited solve does not hold this
-    # pelvis's and chest's children rigid, so the file is off its poses by out_max_error)
+    # the rotations of the solver's frames, limits kept: the file is the solve
     assert row.frames is not None and row.solved_skeleton.constraints
     fitted = motion_from_positions(skel, motion, limited, frames=row.frames,
                                    limits=row.solved_skeleton).world_positions(skel)
     assert np.max(np.abs(m2.world_positions(s2) - fitted)) < 1e-6 * skel.height()
     assert report.out_max_error == pytest.approx(np.linalg.norm(fitted - limited, axis=2).max(), abs=1e-6)
+    assert report.out_max_error <= 1e-6 * skel.height()
     assert np.max(np.abs(limited - report.result("fabrik").positions)) > 1e-3 * skel.height()  # a different row
     rc = main(["reconstruct", str(src), "--methods", "fabrik", "--out-method", "ccd", "--out", str(tmp_path / "c.bvh")])
     assert rc == 0 and "wrote" in capsys.readouterr().out
@@ -473,11 +474,11 @@ def test_a_written_file_off_its_poses_names_the_rows_that_hold_groups_rigid():
     rows = tuple(MethodResult(m, 1.0, 1.0, 2.0, 0.01, 0.01, 0.02, 0.0, 0.0, 0.0, 5.0, 1000.0, 1.0, np.zeros((1, 2, 3)))
                  for m in ("fabrik", "ccd", "fabrik-constrained"))
     report = ReconstructionReport(100.0, 10, ("a",), ("b",), 0.1, None, rows, out_max_error=1.0)
-    for method in ("ccd", "fabrik-constrained"):
+    table = replace(report, out_method="ccd").table()
+    assert "from the ccd row's poses" in table and "the fabrik rows hold such joints rigid" in table
+    for method in ("fabrik", "fabrik-constrained"):
         table = replace(report, out_method=method).table()
-        assert f"from the {method} row's poses" in table and "only the fabrik row holds" in table
-    table = replace(report, out_method="fabrik").table()
-    assert "only the fabrik row" not in table and "--rigid-sub-bases auto" in table
+        assert "the fabrik rows hold" not in table and "--rigid-sub-bases auto" in table
     assert "fabrik held them rigid" in replace(report, out_method="fabrik", rigid_centres=("Hips",)).table()
 
 

@@ -17,6 +17,6 @@ from __future__ import annotations
 from fabrik.io.limits_file import load_constraints, save_constraints
 from fabrik.model.constraints import Cone, Hinge, Twist
 from fabrik.model.humanoid_limits import humanoid
-from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+from fabrik.model.pose_frames import limit_violations
 
 __all__ = ["Cone", "Hinge", "Twist", "humanoid", "load_constraints", "save_constraints", "limit_violations"]

@@ -29,7 +29,7 @@ from fabrik.model.chain import Chain
 from fabrik.model.constraints import MIN_CONE_ANGLE, cone_violation, random_pose, swing_twist, twist_excess
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import methods, registry, solve
-from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+from fabrik.model.pose_frames import limit_violations
 
 #: bone lengths of a case span at most this many decades: the whole supported range
 #: (``fabrik.model.constraints.MAX_SCALE_DECADES``)

@@ -28,7 +28,7 @@ records, the tables and the pooling are in ``fabrik_experiments.reconstruction_r
 
 Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): every requested
 method that has a constrained variant ``"<method>-constrained"`` (FABRIK:
-``fabrik.solvers.skeleton_fabrik_constrained``; CCD and the Jacobian methods, clamped:
+``fabrik.solvers.skeleton_fabrik``; CCD and the Jacobian methods, clamped:
 ``fabrik.solvers.skeleton_methods_constrained``) is also run with the limits, its row right after
 the unconstrained one. Each starts from the recording's first-frame joint frames
 (``initial_frames``, from its world rotations) and then each frame from its own previous pose and
@@ -53,15 +53,27 @@ import numpy as np
 from fabrik.mocap.export import save_take
 from fabrik.mocap.reconstruct import DEFAULT_REL_TOL, reconstruct_positions
 from fabrik.mocap.takes import (check_positions, effector_indices, evaluated_joints, parse_frames, prepare_take,
-                                resolve_constraints)
+                                take_limits)
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import registry
 from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
 
 #: Methods run by default when they are registered (in this order).
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
-#: The constrained FABRIK method (added when limits are given).
+#: The constrained FABRIK method (in the default methods when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
+
+
+def default_methods(limited: bool) -> list[str]:
+    """The methods a run solves with when none are named: ``DEFAULT_METHODS`` that are registered,
+    with ``CONSTRAINED_METHOD`` right after ``fabrik`` when limits are given."""
+    from fabrik.solvers import methods as available_methods
+
+    have = available_methods("skeleton")
+    chosen = [m for m in DEFAULT_METHODS if m in have]
+    if limited:
+        chosen.insert(chosen.index("fabrik") + 1 if "fabrik" in chosen else len(chosen), CONSTRAINED_METHOD)
+    return chosen
 
 
 def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], inner: list[int], height: float,
@@ -84,7 +96,7 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
     out, F = rec.positions, truth.shape[0]
     violation = None
     if rec.frames is not None:
-        from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+        from fabrik.model.pose_frames import limit_violations
 
         violation = float(limit_violations(model, out, rec.frames).max())
     frame_errors = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2)
@@ -105,7 +117,7 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "auto",
+                unplaced: Sequence[str] = (), reference=None, rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
@@ -132,14 +144,16 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
             ``fabrik.model.rig.limb_tops``). False: plain warm start.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
-            ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
-            constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
-            has one (``"fabrik-constrained"`` last when ``"fabrik"`` is not listed), solved on
-            ``skeleton.with_constraints(constraints)``. Listing constrained methods without
-            limits uses the skeleton's own.
+            ``fabrik.model.humanoid_limits.humanoid``) for the methods that apply limits (the
+            ``-constrained`` ones), solved on ``skeleton.with_constraints(constraints)``; the other
+            methods solve without them. ``methods`` None then also runs ``CONSTRAINED_METHOD``
+            (``default_methods``); named methods of which none applies limits are refused.
+            Listing constrained methods without limits uses the skeleton's own.
         initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
             (``fabrik.mocap.Take.initial_frames``); default derived from ``positions[0]``.
         unplaced: joints the limit set could not place (reported only).
+        reference: the limits' reference rotations (``Skeleton.with_constraints``; a take's
+            ``fabrik.mocap.take_limits``), or None: the rest pose.
         method_options: ``{method: {option: value}}``, each method's own options (those its
             ``fabrik.solve`` takes), e.g. ``{"jacobian-dls": {"damping": 0.02}}``; the damping
             of the DLS methods is in file units (default 1.1, the paper's value), so it is
@@ -162,7 +176,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
 
     have = available_methods("skeleton")
     if methods is None:
-        methods = [m for m in DEFAULT_METHODS if m in have]
+        methods = default_methods(constraints is not None)
     else:
         methods = list(methods)
         unknown = [m for m in methods if m not in have]
@@ -170,17 +184,10 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             raise ValueError(f"unknown skeleton method(s) {', '.join(unknown)}; methods are: {', '.join(have)}")
     limited_skeleton = skeleton
     if constraints is not None:
-        limited_skeleton = skeleton.with_constraints(constraints)
+        limited_skeleton = skeleton.with_constraints(constraints, reference=reference)
         if not any(registry.get(m).limits for m in methods):
-            expanded = []
-            for m in methods:
-                expanded.append(m)
-                variant = registry.limited_variant(m, "skeleton")
-                if variant is not None and variant != m:
-                    expanded.append(variant)
-            if CONSTRAINED_METHOD not in expanded:
-                expanded.append(CONSTRAINED_METHOD)
-            methods = expanded
+            raise ValueError(f"joint limits were given, but none of the methods ({', '.join(methods)}) applies them: "
+                             f"add {CONSTRAINED_METHOD} (or another '-constrained' method)")
     else:
         needy = [m for m in methods if registry.get(m).limits]
         if needy and not skeleton.constraints:
@@ -240,37 +247,37 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     report) and ``out`` written by ``fabrik.mocap.save_take``.
 
     ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping
-    (``fabrik.mocap.resolve_constraints``) to add the constrained variant of every method that
-    has one, started from the first chosen frame's recorded joint frames.
+    (``fabrik.mocap.take_limits``) for the methods that apply limits, started from the first chosen
+    frame's recorded joint frames.
 
-    ``out_method``: whose poses ``out`` holds; default ``"fabrik-constrained"`` when
-    ``constraints`` are given, else ``"fabrik"``. It is run even when ``methods`` leaves it out
-    (a constrained variant through its method). ``out``'s folder is made before any solving.
+    ``out_method``: whose poses ``out`` holds; default the first of ``methods`` (of the default
+    methods when None). It is run even when ``methods`` leaves it out. ``out``'s folder is made
+    before any solving.
 
     Returns (report, skeleton, motion of the chosen frames).
     """
     from fabrik.io.bvh import load_bvh
 
     if out is not None:
-        out_method = out_method or (CONSTRAINED_METHOD if constraints is not None else "fabrik")
+        chosen = list(methods) if methods is not None else default_methods(constraints is not None)
+        out_method = out_method or chosen[0]
         if registry.get(out_method).limits and constraints is None:
             raise ValueError(f"out_method {out_method!r} needs constraints (--constraints)")
+        if out_method not in chosen:
+            methods = [*chosen, out_method]
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     skeleton, motion = load_bvh(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     take = prepare_take(skeleton, motion)
     solved, joints = take.body, take.joints
-    if out is not None and methods is not None:
-        base = registry.unlimited_variant(out_method)
-        if base not in methods and out_method not in methods and out_method != CONSTRAINED_METHOD:
-            methods = [*methods, base]
-    limits, unplaced, initial_frames = None, [], None
+    limits, reference, unplaced, initial_frames = None, None, [], None
     if constraints is not None:
-        limits, unplaced = resolve_constraints(solved, constraints, pose=take.body_positions[0])
+        limits, reference, unplaced = take_limits(take, constraints)
         initial_frames = take.initial_frames()
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
                          max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,
+                         reference=reference,
                          initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
                          swing_limbs=swing_limbs, method_options=method_options)
     if len(joints) < skeleton.n_joints:
@@ -358,4 +365,4 @@ def reconstruct_takes(paths: Sequence, *, outs: Sequence | None = None, workers:
     return results
 
 
-__all__ = ["reconstruct", "reconstruct_file", "reconstruct_takes", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]
+__all__ = ["reconstruct", "reconstruct_file", "default_methods", "reconstruct_takes", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]

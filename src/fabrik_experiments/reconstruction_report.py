@@ -173,7 +173,7 @@ class ReconstructionReport:
                     f"the height) from the {self.out_method} row's poses: BVH turns all children of a joint together, "
                     f"and {self.out_method} moved some of them apart (a pelvis or chest with bones to several children)")
             if not registry.takes_option(self.out_method, "skeleton", "rigid_sub_bases"):
-                note += "; only the fabrik row holds such joints rigid (--out-method fabrik)"
+                note += "; the fabrik rows hold such joints rigid (--out-method fabrik or fabrik-constrained)"
             elif not self.rigid_centres:
                 note += "; --rigid-sub-bases auto (the default) or all holds them rigid"
             else:

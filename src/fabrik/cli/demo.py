@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     print("\n== Table 2 style reconstruction: a procedural walk rebuilt from its end effectors, "
           "without and with joint limits ==")
-    print(run_demo_reconstruction(out, methods=["fabrik", "ccd", "jacobian-dls"], constrained=True))
+    print(run_demo_reconstruction(out, methods=["fabrik", "fabrik-constrained", "ccd", "jacobian-dls"],
+                                  constrained=True))
     print(f"BVH files and JSON: {out}/sample_walk*.bvh, {out}/sample_walk_reconstruction.json")
     return 0

@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.rigid_groups import (fit_groups, group_ends, place_group_centre, place_group_members,
-                                         rest_frames_from, seat_group)
+                                         seat_group)
 from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
 from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED,
                                       UNREACHABLE, effectors_stalled, max_joint_move, remember_pose, stall_tol,
@@ -67,7 +67,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     """
     parents, lengths, rest_dirs, reach, order, subtree_end, position = tree
     group_of, group_start, group_members, group_offsets, in_group, releasable = groups
-    Q, rows, circ, hcs, own_start, own_list = limits
+    Q, rows, circ, hcs, own_start, own_list, R0 = limits
     target_idx, targets, initial, initial_frames, root, root_from_target = task
     limited = initial_frames.shape[0] > 0  # frames followed: the limited placement step
     n = parents.shape[0]
@@ -101,8 +101,12 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets,
                                                    active)
         ends = group_ends(group_of, group_start, group_members)
+        for g in range(n_groups):
+            c = ends[g, 0]
+            if row_limits(rows, c) and circ[c, 0] > 1.0:
+                released[g] = True  # only a circular cone (or no limit) is kept on a held group's turn
         held = ((group_of, group_start, group_members, group_offsets, in_group, releasable), rot, active_members,
-                released, ends, rest_frames_from(parents, Q), not root_fixed,
+                released, ends, R0, not root_fixed,
                 (src, dst, np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))))
         # the start pose made legal: one backward stage with every bone following its own direction
         backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, np.ones(n, dtype=np.bool_),

@@ -23,7 +23,7 @@ from numba import njit
 
 from fabrik.kernels.rotation_fit import (cross_covariance, definite, det3, fit_gradient, kabsch, newton_turn,
                                         refine_rotation, turn_rotation)
-from fabrik.kernels.constraints import COL_TYPE, limit_direction
+from fabrik.kernels.constraints import ACTIVE_EPS
 from fabrik.kernels.frames import axis_angle_matrix, mm_to
 from fabrik.kernels.vec import place_on_line
 
@@ -291,22 +291,6 @@ def fit_groups(p, parents, group_of, group_start, group_members, group_offsets, 
 
 
 @njit(cache=True, error_model="numpy")
-def rest_frames_from(parents, Q):
-    """(n, 3, 3) the rest frames ``R0`` from the limit tables' ``Q``: ``R0[0] = I`` and
-    ``R0[i] = R0[parent(i)] Q[i]`` (``Q`` is identity on zero-length bones, which copy their parent's)."""
-    n = parents.shape[0]
-    R0 = np.empty((n, 3, 3))
-    R0[0, :, :] = 0.0
-    R0[0, 0, 0] = R0[0, 1, 1] = R0[0, 2, 2] = 1.0
-    for i in range(1, n):
-        q = parents[i]
-        for r in range(3):
-            for c in range(3):
-                R0[i, r, c] = R0[q, r, 0] * Q[i, 0, c] + R0[q, r, 1] * Q[i, 1, c] + R0[q, r, 2] * Q[i, 2, c]
-    return R0
-
-
-@njit(cache=True, error_model="numpy")
 def _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_offsets, ca):
     """The largest angle of a turn about the unit axis k (in the centre's rest frame) that keeps
     every member's bone within ``acos(ca)`` of its rest direction: for a member at rest direction
@@ -334,68 +318,17 @@ def _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_o
 
 
 @njit(cache=True, error_model="numpy")
-def _largest_inside(t, k0, k1, k2, F, R0, centre, g, group_start, group_members, group_offsets, row, L, T):
-    """The largest angle in [0, t] of a turn about the unit axis k (in the centre's rest frame)
-    for which every member's bone direction lies inside ``row`` (any direction limit), measured in
-    its reference ``F[centre] R0[centre]^T R0[member]``: bisection (t itself when it holds)."""
-    d = np.empty(3)
-    lo = 0.0
-    hi = t
-    for step in range(40):
-        a = t if step == 0 else 0.5 * (lo + hi)
-        axis_angle_matrix(L, k0, k1, k2, a)
-        inside = True
-        for idx in range(group_start[g], group_start[g + 1]):
-            k = group_members[idx]
-            o0, o1, o2 = group_offsets[idx, 0], group_offsets[idx, 1], group_offsets[idx, 2]
-            r = np.sqrt(o0 * o0 + o1 * o1 + o2 * o2)
-            if r == 0.0:
-                continue
-            # e = L R0[c]^T o / |o| (rest frame of the centre), d = F[c] e
-            x = (R0[centre, 0, 0] * o0 + R0[centre, 1, 0] * o1 + R0[centre, 2, 0] * o2) / r
-            y = (R0[centre, 0, 1] * o0 + R0[centre, 1, 1] * o1 + R0[centre, 2, 1] * o2) / r
-            z = (R0[centre, 0, 2] * o0 + R0[centre, 1, 2] * o1 + R0[centre, 2, 2] * o2) / r
-            e0 = L[0, 0] * x + L[0, 1] * y + L[0, 2] * z
-            e1 = L[1, 0] * x + L[1, 1] * y + L[1, 2] * z
-            e2 = L[2, 0] * x + L[2, 1] * y + L[2, 2] * z
-            for c in range(3):
-                d[c] = F[centre, c, 0] * e0 + F[centre, c, 1] * e1 + F[centre, c, 2] * e2
-            # H = F[c] R0[c]^T R0[k]
-            for a_ in range(3):
-                for b in range(3):
-                    acc = 0.0
-                    for m in range(3):
-                        acc += (F[centre, a_, 0] * R0[centre, m, 0] + F[centre, a_, 1] * R0[centre, m, 1]
-                                + F[centre, a_, 2] * R0[centre, m, 2]) * R0[k, m, b]
-                    T[a_, b] = acc
-            d0, d1, d2 = d[0], d[1], d[2]
-            limit_direction(row, T, d, False)
-            if (d[0] - d0) ** 2 + (d[1] - d1) ** 2 + (d[2] - d2) ** 2 > 1e-24:
-                inside = False
-                break
-        if step == 0:
-            if inside:
-                return t
-            continue
-        if inside:
-            lo = a
-        else:
-            hi = a
-    return lo
-
-
-@njit(cache=True, error_model="numpy")
-def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_offsets, R0, rows, circ, root_free,
-               src, dst, h, L, T):
+def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_offsets, R0, circ, root_free, src,
+               dst, h, L, T):
     """Backward stage of a solve with joint frames at a held group's centre (already placed, its
     frame ``F[centre]`` set): turn the group towards its active members' forward-stage positions
     (``rot[g]``, the centre's world rotation against the rest pose, refined by Newton steps), keep
     that turn inside the centre's limit when it is a circular cone (``circ[centre]``: the largest
     turn about the same axis that holds every member's bone in the cone), then put every member at
     ``centre + R o`` with the frame ``R R0[member]``. At the root the group's turn is the root's
-    frame: fitted when ``root_free``, else held at ``F[0]``. Another limit on the centre (``rows``) keeps
-    the largest fraction of the turn that holds every member's bone direction inside it
-    (bisection). L, T (3, 3) are scratch."""
+    frame: fitted when ``root_free``, else held at ``F[0]``. Returns 1 when the centre's limit is
+    on its boundary (clamped or within ``ACTIVE_EPS``), else 0. A centre with another kind of limit is
+    not held (``fabrik_tree`` releases its group). L, T (3, 3) are scratch."""
     m = 0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
@@ -405,13 +338,14 @@ def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_o
                 dst[m, c] = p[k, c] - p[centre, c]
             m += 1
     r = rot[g]
+    active_limit = 0
     if centre == 0 and not root_free:
         r[:, :] = F[0]
     elif m > 0:
         refine_rotation(r, cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
     if centre == 0:
         F[0, :, :] = r
-    elif circ[centre, 0] <= 1.0 or rows[centre, COL_TYPE] != 0.0:
+    elif circ[centre, 0] <= 1.0:
         # the centre's local turn in its rest frame: L = F[centre]^T R R0[centre]
         mm_to(r, R0[centre], T)
         for a in range(3):
@@ -427,12 +361,9 @@ def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_o
             k1 /= s
             k2 /= s
             t = np.arctan2(0.5 * s, cos_t)
-            if circ[centre, 0] <= 1.0:
-                most = _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_offsets,
-                                     circ[centre, 0])
-            else:
-                most = _largest_inside(t, k0, k1, k2, F, R0, centre, g, group_start, group_members, group_offsets,
-                                       rows[centre], L, T)
+            most = _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_offsets, circ[centre, 0])
+            if t >= most - ACTIVE_EPS:
+                active_limit = 1
             if t > most:
                 axis_angle_matrix(L, k0, k1, k2, most)
                 # R = F[centre] L R0[centre]^T
@@ -447,6 +378,7 @@ def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_o
                 + r[c, 2] * group_offsets[idx, 2]
         mm_to(r, R0[k], T)
         F[k, :, :] = T
+    return active_limit
 
 
 @njit(cache=True, error_model="numpy")

@@ -6,7 +6,7 @@ they run for every joint of every iteration (array views and calls cost referenc
 array argument; on the CMU skeleton the four hinges make 20 such calls an iteration); the other
 limits take the general path (``fabrik.kernels.constraints``).
 
-Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik_constrained``. The
+Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik``. The
 tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list)`` of
 ``fabrik.model.rig.LimitTables``: ``Q[c] = R0[parent(c)]^T R0[c]``; ``rows`` (n, 13) the packed
 limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone c leaving j in
@@ -429,7 +429,7 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
     row_active[:] = 0
     for g in range(n_groups):
         if ends[g, 0] == 0 and active_members[g] >= 2 and not released[g]:
-            hold_group(p, F, 0, g, rot, active, group_start, group_members, group_offsets, R0, limits, circ, root_free,
+            hold_group(p, F, 0, g, rot, active, group_start, group_members, group_offsets, R0, circ, root_free,
                        src, dst, fit_h, fit_L, fit_T)
     for i in range(1, n):
         q = parents[i]
@@ -439,8 +439,9 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
             if active_members[g] >= 2 and not released[g]:
                 c = ends[g, 0]
                 if c != 0 and ends[g, 1] == i:  # the group's first member: place them all
-                    hold_group(p, F, c, g, rot, active, group_start, group_members, group_offsets, R0, limits, circ,
-                               root_free, src, dst, fit_h, fit_L, fit_T)
+                    if hold_group(p, F, c, g, rot, active, group_start, group_members, group_offsets, R0, circ,
+                                  root_free, src, dst, fit_h, fit_L, fit_T):
+                        row_active[c] = 1
                 continue
         if L == 0.0:
             p[i, 0] = p[q, 0]

@@ -30,6 +30,9 @@ import numpy as np
 
 from fabrik.model.motion import ZERO_BONE, Motion
 from fabrik.model.skeleton import Skeleton
+from fabrik.model.constraints import Twist
+
+_FREE_TWIST = Twist(-np.pi, np.pi)
 
 #: Position channels that move a joint by less than this fraction of the body's size count as
 #: constant (1e-5: exporters that compute translations in float32 and print 6 decimals wobble a
@@ -196,7 +199,7 @@ class Take:
     def initial_frames(self) -> np.ndarray:
         """(m, 3, 3) the first frame's joint frames of ``body`` from the recorded world rotations
         (``frames_from_world_rotations``): where a method with joint limits starts its twists."""
-        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
+        from fabrik.model.pose_frames import frames_from_world_rotations
 
         return frames_from_world_rotations(self.body, self.rotations[0, self.joints])
 
@@ -362,6 +365,109 @@ def prepare_take(skeleton: Skeleton, motion: Motion) -> Take:
     return Take(skeleton, motion, positions, rotations, body, joints, notes)
 
 
+#: A limit that a take's first frame breaks by more than this (radians) is moved onto that
+#: frame (``fit_limits_to_pose``).
+POSE_SLACK = 1e-6
+
+#: Below this bend (radians) a hinge's plane is ill-defined by the pose, and is left alone.
+POSE_MIN_BEND = np.radians(15.0)
+
+
+def fit_limits_to_pose(skeleton: Skeleton, world_rotations) -> tuple[dict, dict]:
+    """The limits of ``skeleton`` moved onto a recorded pose wherever the pose breaks them.
+
+    A generic limit is written about the rest pose. Where a rig's rest pose is no neutral human
+    pose (a rig that rests with every bone along one axis and reaches its T-pose through constant
+    joint rotations, or an elbow whose axis the rig tilts), a limit that the take's own first
+    frame breaks is misplaced, not the motion. So:
+
+    * a joint whose cones or twist ranges the pose breaks measures them from the pose's local
+      rotation instead of the rest pose (a reference rotation, ``Skeleton.limit_reference``);
+    * a hinge whose plane or range the pose breaks (its twist aside) turns its axis about its
+      zero direction so that the pose's child lies in the plane (where the child bends by at
+      least ``POSE_MIN_BEND``; less shows no plane) or reverses it, whichever puts the child
+      inside the range; its zero direction and range stay.
+
+    Args:
+        skeleton: the skeleton, limits attached (``constraints``, and the ``limit_reference``
+            they are measured from).
+        world_rotations: (n, 3, 3) world rotation matrices of the pose (``Take.rotations[0]``
+            for the body's joints).
+
+    Returns:
+        (limits, reference): ``{joint name: limits}`` for every limited joint (the moved hinges
+        included) and ``{joint name: 3 x 3 rotation}`` for the joints measured from the pose, ready
+        for ``skeleton.with_constraints(limits, reference=reference)``.
+    """
+    from fabrik.mocap.frames_export import child_violation
+    from fabrik.model.constraints import Hinge
+    from fabrik.model.rig import rig
+
+    W = np.asarray(world_rotations, dtype=np.float64)
+    if W.shape != (skeleton.n_joints, 3, 3) or not np.isfinite(W).all():
+        raise ValueError(f"world_rotations must be finite with shape ({skeleton.n_joints}, 3, 3), got {W.shape}")
+    arrays = rig(skeleton)
+    R0, parents, lengths = arrays.rest_frames, arrays.parents, arrays.lengths
+    limits = {skeleton.names[j]: tuple(items) for j, items in skeleton.constraints.items()}
+    reference = {}
+    for j, items in skeleton.constraints.items():
+        own = [c for c in skeleton.children(j) if lengths[c] > 0.0]
+        if j == 0 or not own:
+            continue
+        L = W[parents[j]].T @ W[j]
+        A = np.eye(3) if skeleton.limit_reference is None else skeleton.limit_reference[j]
+        moved = []
+        for item in items:
+            if isinstance(item, Hinge):
+                # the direction only: a hinge's twist is the bone's roll, which positions never show
+                M = R0[own[0]].T @ A.T @ L @ R0[own[0]]
+                if float(child_violation((Hinge(item.axis, item.min, item.max), _FREE_TWIST), M)) > POSE_SLACK:
+                    item = _hinge_onto(item, M[:, 1])
+            moved.append(item)
+        limits[skeleton.names[j]] = tuple(moved)
+        others = tuple(item for item in moved if not isinstance(item, Hinge))
+        if others and max(float(child_violation(others, R0[c].T @ A.T @ L @ R0[c])) for c in own) > POSE_SLACK:
+            reference[skeleton.names[j]] = L
+    return limits, reference
+
+
+def _hinge_onto(hinge, v: np.ndarray):
+    """``hinge`` with its axis turned about its zero direction (+Y of its reference) or reversed
+    so that the unit direction ``v`` (in that reference) lies in its plane, inside its range where
+    one of the two choices puts it (else the nearest); where ``v`` bends less than
+    ``POSE_MIN_BEND`` from +Y only the axis's sign may change."""
+    from fabrik.model.constraints import Hinge
+
+    if np.arctan2(np.hypot(v[0], v[2]), v[1]) >= POSE_MIN_BEND:
+        # the axes perpendicular to +Y and to v
+        n = np.cross(v, [0.0, 1.0, 0.0])
+        n /= np.linalg.norm(n)
+    else:
+        n = np.asarray(hinge.axis, dtype=np.float64)  # too straight to show a plane: its side only
+    best, best_cost = hinge, np.inf
+    for axis in (n, -n):
+        theta = float(np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ axis, v[1]))
+        excess = max(0.0, hinge.min - theta, theta - hinge.max)
+        turn = float(np.arccos(np.clip(axis @ np.asarray(hinge.axis, dtype=np.float64), -1.0, 1.0)))
+        cost = excess + 1e-3 * turn
+        if cost < best_cost:
+            best, best_cost = Hinge(tuple(axis), hinge.min, hinge.max), cost
+    return best
+
+
+def take_limits(take: Take, spec) -> tuple[dict, dict, list[str]]:
+    """The limits a recorded take is solved with: ``resolve_constraints(take.body, spec)`` (with
+    the first frame to tell which way the body faces), then moved onto the first frame where it
+    breaks them (``fit_limits_to_pose``).
+
+    Returns (limits, reference, unplaced) for ``take.body.with_constraints(limits,
+    reference=reference)``; ``unplaced`` as ``resolve_constraints`` says."""
+    limits, unplaced = resolve_constraints(take.body, spec, pose=take.body_positions[0])
+    limited = take.body.with_constraints(limits)
+    moved, reference = fit_limits_to_pose(limited, take.rotations[0][take.joints])
+    return moved, reference, unplaced
+
+
 def resolve_constraints(skeleton: Skeleton, spec, *, pose=None) -> tuple[dict, list[str]]:
     """Joint limits for ``skeleton`` from ``spec``.
 
@@ -400,5 +506,5 @@ def resolve_constraints(skeleton: Skeleton, spec, *, pose=None) -> tuple[dict, l
     return mapping, []
 
 
-__all__ = ["Take", "prepare_take", "default_effectors", "coincident_groups", "evaluated_joints", "effector_indices",
+__all__ = ["Take", "prepare_take", "take_limits", "fit_limits_to_pose", "default_effectors", "coincident_groups", "evaluated_joints", "effector_indices",
            "check_positions", "parse_frames", "resolve_constraints", "CONSTANT_TRANSLATION"]
