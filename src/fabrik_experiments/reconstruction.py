@@ -78,7 +78,8 @@ def default_methods(limited: bool) -> list[str]:
 
 def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], inner: list[int], height: float,
                    tol: float, max_iter: int | None, progress: bool, initial_frames, rigid_sub_bases: bool | str,
-                   swing_limbs: bool, options: Mapping) -> MethodResult:
+                   swing_limbs: bool, options: Mapping, limited_model: Skeleton | None = None,
+                   recorded_frames=None) -> MethodResult:
     """Method ``m``'s row: every frame of ``truth`` solved on ``model`` (``reconstruct_positions``,
     after a one-frame warm-up so that compilation stays out of the timing) and measured."""
     extra = dict(options)  # the method's own options win over the run's settings
@@ -94,11 +95,18 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
     run(truth[:1])  # warm-up: compile outside the timed run
     rec = run(truth, progress)
     out, F = rec.positions, truth.shape[0]
-    violation = None
+    violation = breaks = None
     if rec.frames is not None:
         from fabrik.model.pose_frames import limit_violations
 
         violation = float(limit_violations(model, out, rec.frames).max())
+    elif limited_model is not None and limited_model.constraints:
+        recorded = initial_frames if recorded_frames is None else recorded_frames
+        if recorded is None:
+            from fabrik.model.pose_frames import frames_from_pose
+
+            recorded = frames_from_pose(limited_model, truth[0])
+        breaks = limit_break_fraction(limited_model, out, truth, recorded)
     frame_errors = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2)
     err = frame_errors.ravel()
     eff_err = np.linalg.norm(out[:, eff] - truth[:, eff], axis=2)
@@ -111,13 +119,36 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
         frames_per_second=F / rec.seconds if rec.seconds > 0 else float("inf"),
         reached_fraction=float(rec.solution.reached.mean()), positions=out, max_limit_violation=violation,
         options=dict(options), inner_errors=frame_errors, frames=rec.frames,
-        solved_skeleton=model if rec.frames is not None else None)
+        solved_skeleton=model if rec.frames is not None else None, limit_break_fraction=breaks)
+
+
+def limit_break_fraction(limited: Skeleton, positions: np.ndarray, truth: np.ndarray, recorded_frames) -> float:
+    """The fraction of frames of ``positions`` (F, n, 3) whose bones leave the limits of
+    ``limited`` by more than ``LIMIT_BREAK``: a knee bent backwards or sideways, an elbow
+    overextended, a spine folded past its range.
+
+    Positions hold no twist, and a bone's roll decides where its hinge child may bend, so each
+    solved bone takes the performer's own roll: its recorded frame (``recorded_frames`` (F, n, 3,
+    3), ``frames_from_world_rotations`` of the recording; or carried from frame to frame when
+    only the first frame's (n, 3, 3) are known) turned by the smallest rotation from the recorded
+    bone (``truth`` (F, n, 3)) onto the solved one. Bone directions only
+    (``limit_violations(directions_only=True)``)."""
+    from fabrik.model.pose_frames import carry_frames, limit_violations, turned_frames
+    from fabrik_experiments.reconstruction_report import LIMIT_BREAK
+
+    recorded = np.asarray(recorded_frames, dtype=np.float64)
+    if recorded.ndim == 3:
+        recorded = carry_frames(limited, truth, recorded)
+    frames = turned_frames(limited, recorded, truth, positions)
+    v = limit_violations(limited, positions, frames, directions_only=True)
+    return float((v.max(axis=1) > LIMIT_BREAK).mean())
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), reference=None, rigid_sub_bases: bool | str = "auto",
+                unplaced: Sequence[str] = (), reference=None, recorded_frames=None,
+                rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
@@ -154,6 +185,9 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
         unplaced: joints the limit set could not place (reported only).
         reference: the limits' reference rotations (``Skeleton.with_constraints``; a take's
             ``fabrik.mocap.take_limits``), or None: the rest pose.
+        recorded_frames: (F, n, 3, 3) the recording's joint frames (``frames_from_world_rotations``
+            of its world rotations), giving each bone's roll to ``limit_break_fraction``; default
+            carried from ``initial_frames``.
         method_options: ``{method: {option: value}}``, each method's own options (those its
             ``fabrik.solve`` takes), e.g. ``{"jacobian-dls": {"damping": 0.02}}``; the damping
             of the DLS methods is in file units (default 1.1, the paper's value), so it is
@@ -215,7 +249,8 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     for m in methods:
         model = limited_skeleton if registry.get(m).limits else skeleton
         results.append(_method_result(m, model, truth, eff, inner, height, tol, max_iter, progress, initial_frames,
-                                      rigid_sub_bases, swing_limbs, method_options.get(m, {})))
+                                      rigid_sub_bases, swing_limbs, method_options.get(m, {}),
+                                      limited_skeleton if constraints is not None else None, recorded_frames))
     pivots, centres = (), ()
     swinging = [m for m in methods if registry.takes_option(m, "skeleton", "swing_limbs")]
     grouping = [m for m in methods if registry.takes_option(m, "skeleton", "rigid_sub_bases")]
@@ -271,13 +306,16 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     motion = motion.frames(start, stop, step)
     take = prepare_take(skeleton, motion)
     solved, joints = take.body, take.joints
-    limits, reference, unplaced, initial_frames = None, None, [], None
+    limits, reference, unplaced, initial_frames, recorded = None, None, [], None, None
     if constraints is not None:
         limits, reference, unplaced = take_limits(take, constraints)
         initial_frames = take.initial_frames()
+        from fabrik.model.pose_frames import frames_from_world_rotations
+
+        recorded = frames_from_world_rotations(solved, take.rotations[:, joints])
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
                          max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,
-                         reference=reference,
+                         reference=reference, recorded_frames=recorded,
                          initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
                          swing_limbs=swing_limbs, method_options=method_options)
     if len(joints) < skeleton.n_joints:

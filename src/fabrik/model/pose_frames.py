@@ -83,6 +83,51 @@ def frames_from_pose(skeleton, positions) -> np.ndarray:
     return out
 
 
+def turned_frames(skeleton, frames, before, after) -> np.ndarray:
+    """(..., n, 3, 3) joint ``frames`` of poses ``before`` (..., n, 3), each bone's frame turned by
+    the smallest rotation taking its direction in ``before`` onto its direction in ``after``
+    (same shape): the frames of ``after`` keeping the bones' roll. A zero-length bone takes its
+    parent's frame; the root's frame is kept."""
+    arrays = rig(skeleton)
+    parents, lengths = arrays.parents, arrays.lengths
+    bones = np.flatnonzero(lengths > 0.0)
+    p, q = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
+    a = p[..., bones, :] - p[..., parents[bones], :]
+    b = q[..., bones, :] - q[..., parents[bones], :]
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+    v = np.cross(a, b)
+    c = np.einsum("...i,...i->...", a, b)
+    k = np.where(1.0 + c > 1e-12, 1.0 / np.maximum(1.0 + c, 1e-12), 0.0)
+    K = np.zeros(v.shape + (3,))
+    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
+    R = np.eye(3) + K + k[..., None, None] * (K @ K)  # Rodrigues: the smallest rotation a -> b
+    out = np.array(frames, dtype=np.float64)
+    out[..., bones, :, :] = R @ out[..., bones, :, :]
+    for i in range(1, skeleton.n_joints):
+        if lengths[i] == 0.0:
+            out[..., i, :, :] = out[..., parents[i], :, :]
+    return out
+
+
+def carry_frames(skeleton, positions, first_frames=None) -> np.ndarray:
+    """(F, n, 3, 3) joint frames for poses ``positions`` (F, n, 3) whose roll is carried from frame
+    to frame (``turned_frames`` of the frame before; the root's frame the least-squares turn of
+    its own bones), from ``first_frames`` (n, 3, 3; default ``frames_from_pose(positions[0])``):
+    the frames a tracker that only sees positions keeps."""
+    p = np.asarray(positions, dtype=np.float64)
+    n = skeleton.n_joints
+    if p.ndim != 3 or p.shape[1:] != (n, 3) or not np.isfinite(p).all():
+        raise ValueError(f"positions must be finite with shape (F, {n}, 3), got {p.shape}")
+    out = np.empty(p.shape[:2] + (3, 3))
+    out[0] = frames_from_pose(skeleton, p[0]) if first_frames is None else np.asarray(first_frames, dtype=np.float64)
+    for f in range(1, p.shape[0]):
+        out[f] = turned_frames(skeleton, out[f - 1], p[f - 1], p[f])
+        out[f, 0] = frames_from_pose(skeleton, p[f])[0]
+    return out
+
+
 def _vec_twist(H, Fc) -> np.ndarray:
     """Twist (radians) of frames Fc (..., 3, 3) about their +Y relative to H carried onto that +Y
     by the smallest rotation (the swing-twist split of ``swing_twist``), vectorised."""
@@ -116,7 +161,7 @@ def _vec_cone_violation(cone: Cone, v) -> np.ndarray:
     return np.where(rho2 > 0, polar - limit, on_axis)
 
 
-def limit_violations(skeleton, positions, frames) -> np.ndarray:
+def limit_violations(skeleton, positions, frames, directions_only: bool = False) -> np.ndarray:
     """How far (radians) each joint's limit is exceeded; (..., n), 0 where every limit holds.
 
     Pure numpy, independent of the kernels; ``positions`` (..., n, 3) and ``frames``
@@ -125,7 +170,8 @@ def limit_violations(skeleton, positions, frames) -> np.ndarray:
     v the bone's direction (from ``positions``) in H: a ``Cone``'s ``cone_violation``; a
     ``Hinge``'s angle out of its plane and beyond its range; a ``Twist``'s (and a hinge's implicit
     zero twist's) excess of ``frames[c]``'s twist relative to H. Also counted: the angle between
-    ``frames[c]``'s +Y and the bone. Entry j is the worst over j's bones.
+    ``frames[c]``'s +Y and the bone. Entry j is the worst over j's bones. ``directions_only``:
+    the bones' directions alone, twists left out (what positions show).
     """
     arrays = rig(skeleton)
     p = np.asarray(positions, dtype=np.float64)
@@ -155,15 +201,14 @@ def limit_violations(skeleton, positions, frames) -> np.ndarray:
                 off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
                 theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
                 worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
-            elif isinstance(item, Twist):
+            elif isinstance(item, Twist) and not directions_only:
                 has_twist = True
                 worst = np.maximum(worst, twist_excess(twist, item.min, item.max))
-        if not has_twist and any(isinstance(item, Hinge) for item in items):
+        if not has_twist and not directions_only and any(isinstance(item, Hinge) for item in items):
             worst = np.maximum(worst, np.abs(twist))
         out[..., j] = np.maximum(out[..., j], worst)
     return out
 
 
-
-
-__all__ = ["frames_from_world_rotations", "frames_from_pose", "limit_violations", "rest_up"]
+__all__ = ["frames_from_world_rotations", "frames_from_pose", "turned_frames", "carry_frames", "limit_violations",
+           "rest_up"]
