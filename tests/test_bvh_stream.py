@@ -86,7 +86,7 @@ def reference_parse(text: str, path) -> tuple[Skeleton, Motion]:
     hier_stop = motion_line if motion_line is not None else len(lines)
     tokens = _Tokens(lines, first + 1, hier_stop, path)
     with _recursion_room(hier_stop - first):
-        names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
+        names, parents, offsets, channels, end_sites, _ = _parse_hierarchy(tokens)
     if motion_line is None:
         raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
     layout = ChannelLayout(tuple(channels), frozenset(end_sites))
