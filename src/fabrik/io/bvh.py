@@ -19,7 +19,8 @@ What is read:
   degrees=True)``. Position channels replace the corresponding component of the joint's OFFSET
   (the usual reading; for the root they give its world position).
 * A joint's world transform is ``parent_world @ translate(offset) @ rotate(channels)``.
-* MOTION: ``Frames: N``, ``Frame Time: T`` and N lines of numbers, one value per channel.
+* MOTION: ``Frames: N`` (N >= 1), ``Frame Time: T`` (seconds, ``FRAME_TIME_RANGE``: 1e-6 to 1e6)
+  and N lines of numbers, one value per channel.
 * The digits the numbers were printed with: per channel, the finest decimal place and the most
   significant digits of its values (and the same over the OFFSETs), as ``motion.precision``
   (``fabrik.model.motion.PrintedPrecision``): how much rounding the values can carry, by which
@@ -72,6 +73,9 @@ _BLANKS = re.compile(r"[ \t\x0b\x0c]+")
 #: The hierarchy's keywords in upper case -> as this reader compares them ("joint", "End site"
 #: and "end SITE" are read as other readers read them).
 _KEYWORDS = {"OFFSET": "OFFSET", "CHANNELS": "CHANNELS", "JOINT": "JOINT", "END": "End", "ROOT": "ROOT"}
+#: The Frame Time read and written, in seconds: a frame rate of a millionth to a million frames a
+#: second, so that rates, durations and playback timers taken from it stay finite numbers.
+FRAME_TIME_RANGE = (1e-6, 1e6)
 #: Channel names in lower case -> their spelling in ``CHANNEL_NAMES``.
 _CHANNELS_ANY_CASE = {c.lower(): c for c in CHANNEL_NAMES}
 
@@ -395,6 +399,9 @@ def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, f
     frame_time = _number(m.group(1), i + 1, "Frame Time", path)
     if frame_time <= 0:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
+    if not FRAME_TIME_RANGE[0] <= frame_time <= FRAME_TIME_RANGE[1]:
+        raise BVHError(f"Frame Time must be from {FRAME_TIME_RANGE[0]:g} to {FRAME_TIME_RANGE[1]:g} seconds, "
+                       f"got {m.group(1)}", i + 1, path)
     if i + 1 != len(lines):
         raise RuntimeError(f"BVH reader: the header ends at line {i + 1}, its lines at {len(lines)}")
     return skeleton, layout, n_frames, frame_time, offset_digits
@@ -496,6 +503,9 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
                          f"motion.layout) or None, got {type(layout).__name__}")
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)) or not 0 <= decimals <= 17:
         raise ValueError(f"decimals must be a whole number from 0 to 17, got {decimals!r}")
+    if not FRAME_TIME_RANGE[0] <= motion.frame_time <= FRAME_TIME_RANGE[1]:
+        raise ValueError(f"the motion's frame_time {motion.frame_time:g} cannot be written: a BVH Frame Time must be "
+                         f"from {FRAME_TIME_RANGE[0]:g} to {FRAME_TIME_RANGE[1]:g} seconds")
     layout = layout or motion.layout or ChannelLayout.default(skeleton)
     layout.check_for(skeleton)
     for j, name in enumerate(skeleton.names):
