@@ -261,14 +261,24 @@ class _Tolerances:
     """How far a joint's translation may stray and still be a fixed bone (``_fixed_bone_tolerances``).
 
     ``span`` (n, 3): the most its values on each axis may span over the frames; ``off`` (n, 3): the
-    most they may differ from the OFFSET (from zero: whether the bone has a length); ``why``: what
-    allows them, with the numbers (a message says "more than the <span> <why>"); ``source``: the
-    same in a few words."""
+    most they may differ from the OFFSET (from zero: whether the bone has a length); ``source``:
+    what sets them, in a few words; from a file, ``own`` (n, 3) the rounding of each joint's
+    values on each axis and ``coordinate`` that of the take's largest coordinate, ``extent``."""
 
     span: np.ndarray
     off: np.ndarray
-    why: str
     source: str
+    own: np.ndarray | None = None
+    coordinate: float = 0.0
+    extent: float = 0.0
+
+    def reason(self, j: int, axis: int) -> str:
+        """``span[j, axis]`` and where it comes from, for a message ("more than the ...")."""
+        if self.own is None:
+            return f"{self.span[j, axis]:.2g} allowed for a motion not read from a file ({self.source})"
+        return (f"{self.span[j, axis]:.2g} the file's printed digits allow ({PRINT_MARGIN:g} x 2 x ("
+                f"{self.own[j, axis]:.2g}, the rounding of its values, + 2 sqrt(3) x {self.coordinate:.2g}, that of "
+                f"coordinates up to {self.extent:.3g}))")
 
 
 def _fixed_bone_tolerances(skeleton: Skeleton, motion: Motion, positions: np.ndarray) -> _Tolerances:
@@ -289,9 +299,7 @@ def _fixed_bone_tolerances(skeleton: Skeleton, motion: Motion, positions: np.nda
         size = skeleton.height(positions[0])
         tol = CONSTANT_TRANSLATION * (size if size > 0 else max(float(np.abs(positions[0]).max()), 1.0))
         full = np.full((n, 3), tol)
-        return _Tolerances(full, full,
-                           f"allowed for a motion not read from a file ({CONSTANT_TRANSLATION:g} of the body's size)",
-                           f"{CONSTANT_TRANSLATION:g} of the body's size (a motion not read from a file)")
+        return _Tolerances(full, full, f"{CONSTANT_TRANSLATION:g} of the body's size (a motion not read from a file)")
     rounding = precision.rounding
     extent = float(np.abs(positions).max())
     coordinate = max(float(rounding(extent, precision.coordinate_place, precision.coordinate_significant)),
@@ -301,20 +309,17 @@ def _fixed_bone_tolerances(skeleton: Skeleton, motion: Motion, positions: np.nda
     has_channel = np.zeros((n, 3), dtype=bool)
     col = 0
     for j, chans in enumerate(motion.layout.channels):
+        values = motion.root_positions if j == 0 else motion.joint_translations.get(j)
         for c in chans:
-            if c.endswith("position"):
+            if c.endswith("position") and values is not None:
                 axis = "XYZ".index(c[0])
-                values = motion.root_positions[:, axis] if j == 0 else motion.joint_translations[j][:, axis]
-                own[j, axis] = float(rounding(values, precision.places[col], precision.significant[col]).max())
+                own[j, axis] = float(rounding(values[:, axis], precision.places[col], precision.significant[col]).max())
                 has_channel[j, axis] = True
             col += 1
     error = np.where(has_channel, own + carried, 0.0)
     offset_error = rounding(skeleton.offsets, precision.offset_place, precision.offset_significant) + carried
-    largest = float(own.max())
-    why = (f"the file's printed digits allow ({PRINT_MARGIN:g} x the rounding of its values, up to {largest:.2g}, and "
-           f"of its coordinates, up to {extent:.3g} rounded by {coordinate:.2g})")
-    return _Tolerances(PRINT_MARGIN * 2.0 * error, PRINT_MARGIN * (error + offset_error), why,
-                       "the rounding of the digits the file was printed with")
+    return _Tolerances(PRINT_MARGIN * 2.0 * error, PRINT_MARGIN * (error + offset_error),
+                       "the rounding of the digits the file was printed with", own, coordinate, extent)
 
 
 def _solving_skeleton(skeleton: Skeleton, motion: Motion, positions: np.ndarray):
@@ -347,9 +352,9 @@ def _solving_skeleton(skeleton: Skeleton, motion: Motion, positions: np.ndarray)
             raise ValueError(
                 f"joint {skeleton.names[j]!r} moves relative to its parent {skeleton.names[parents[j]]!r} in its "
                 f"position channels (bone length {lengths.min():.6g} to {lengths.max():.6g} over the frames; its "
-                f"{'XYZ'[axis]} translation spans {span[j, axis]:.3g}, more than the {tol.span[j, axis]:.2g} "
-                f"{tol.why}); reconstruction keeps bone lengths fixed and can only follow a moving root, or moving "
-                "joints above the whole body (a reference node above the hips)")
+                f"{'XYZ'[axis]} translation spans {span[j, axis]:.3g}, more than the {tol.reason(j, axis)}); "
+                "reconstruction keeps bone lengths fixed and can only follow a moving root, or moving joints above "
+                "the whole body (a reference node above the hips)")
     # the body: ``top`` and every joint below it; the others (the joints above it and their other
     # branches, such as an Unreal rig's IK bones) keep their recorded motion
     inside = _subtree(parents, top)
