@@ -381,8 +381,9 @@ def test_a_moving_pelvis_beside_ik_bones_at_the_root_becomes_the_root(tmp_path):
         reconstruct_file(away, methods=["fabrik"])
 
 
-def _spine_with_position_channels(path, n_frames, scales):
-    """Save a sample walk whose Spine has position channels: its offset times ``scales`` (F,)."""
+def _spine_with_position_channels(path, n_frames, scales, decimals=9):
+    """Save a sample walk whose Spine has position channels: its offset times ``scales`` (F,),
+    every number printed with ``decimals``."""
     skel, motion = sample_walk(n_frames=n_frames)
     translations = dict(motion.joint_translations)
     spine = skel.index("Spine")
@@ -392,7 +393,7 @@ def _spine_with_position_channels(path, n_frames, scales):
     channels[spine] = ("Xposition", "Yposition", "Zposition") + tuple(channels[spine])
     moving = type(motion)(motion.rotations, motion.root_positions, motion.frame_time,
                           joint_translations=translations, layout=type(layout)(tuple(channels), layout.end_sites))
-    save_bvh(path, skel, moving)
+    save_bvh(path, skel, moving, decimals=decimals)
     return skel
 
 
@@ -442,12 +443,14 @@ def test_out_writes_the_first_method_and_any_chosen_method(tmp_path, capsys):
 
 
 def test_position_channels_wobbling_at_print_precision_count_as_constant(tmp_path):
-    """Exporters that compute translations in float32 and print a few decimals wobble a bone by a
-    few millionths of the body; such files used to be refused as bones changing length."""
+    """A bone whose position channels wobble by a few millionths of the body, printed with as few
+    decimals as that (3 decimals of a centimetre here), is a fixed bone: the wobble is the file's
+    rounding (the same file printed with 9 decimals is a bone changing length: test_bvh_precision)."""
     skel, _ = sample_walk(n_frames=1)
     spine_length = np.linalg.norm(skel.offsets[skel.index("Spine")])
     path = tmp_path / "f32.bvh"
-    _spine_with_position_channels(path, 8, 1.0 + 3e-6 * skel.height() / spine_length * np.array([1, -1] * 4))
+    _spine_with_position_channels(path, 8, 1.0 + 3e-6 * skel.height() / spine_length * np.array([1, -1] * 4),
+                                  decimals=3)
     report, _, _ = reconstruct_file(path, methods=["fabrik"], out=tmp_path / "rec.bvh")
     assert report.result("fabrik").mean_effector_error <= report.tol
     assert "written BVH" not in report.table()
