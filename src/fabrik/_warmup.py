@@ -1,10 +1,13 @@
-"""Compile the numba kernels now, not on first use: ``python -m fabrik._warmup`` (``make install``
-runs it, so that ``make demo`` and the first commands start warm).
+"""Compile the numba kernels now, not on first use: ``python -m fabrik._warmup [--all]``
+(``make install`` runs it without ``--all``, so that ``make demo``, ``fabrik reconstruct`` and
+``fabrik render`` start warm).
 
 Each kernel compiles the first time it is called on this machine and numba caches it on disk
 (``cache=True``, beside the sources), so later processes load it in a fraction of a second. Each
-step below calls what ``fabrik demo`` and the README's commands call, on a few targets or frames,
-and says how long it took; a step whose kernels are cached already takes about a second.
+step calls what the commands call, on a few targets or frames, and says how long it took; a step
+whose kernels are cached already takes a few seconds. On the 2-core development machine, with
+other jobs running (load average 6), the default steps took 3.2 min, ``--all``'s two more 4.8
+and 4.7 min.
 """
 
 from __future__ import annotations
@@ -69,22 +72,30 @@ def _batch_and_arms() -> None:
         fabrik.solve(arm, (positions[-1], frames[-1]), method=method, initial=np.zeros(arm.n_joints))
 
 
+#: the default steps (``make install``), then those ``--all`` adds
 STEPS = (
     ("fabrik demo's kernels", _demo),
-    ("the chain methods", _chain_methods),
     ("BVH reading and the skeleton methods", _takes),
+)
+MORE_STEPS = (
+    ("the chain methods", _chain_methods),
     ("solve_batch and the arm methods", _batch_and_arms),
 )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     from fabrik._progress import stage
 
+    parser = argparse.ArgumentParser(prog="python -m fabrik._warmup", description=__doc__.splitlines()[0])
+    parser.add_argument("--all", action="store_true", help="also every chain method, solve_batch and the arms")
+    steps = STEPS + (MORE_STEPS if parser.parse_args(argv).all else ())
     start = time.perf_counter()
-    print("fabrik: compiling the numba kernels once for this machine (about 6 minutes on a 2-core machine the first "
-          "time; cached on disk, later runs load them)", file=sys.stderr, flush=True)
-    for k, (what, step) in enumerate(STEPS, 1):
-        with stage(f"[{k}/{len(STEPS)}] compiling {what}"):
+    print("fabrik: compiling the numba kernels once for this machine (2-5 minutes on a 2-core machine the first "
+          "time, 10 or more with --all; cached on disk, later runs load them)", file=sys.stderr, flush=True)
+    for k, (what, step) in enumerate(steps, 1):
+        with stage(f"[{k}/{len(steps)}] compiling {what}"):
             step()
     print(f"fabrik: kernels compiled and cached in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     return 0
