@@ -13,7 +13,7 @@ install: $(STAMP)
 # about 4-8 minutes once: the packages (1.5 minutes), then the numba kernels compiled and cached
 $(STAMP): pyproject.toml
 	@echo "make install: .venv with fabrik and its extras from PyPI, then the numba kernels compiled once (4-8 minutes on 2 cores)"
-	$(PYTHON) -m venv $(VENV)
+	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
 	@$(STAGE) "installing fabrik and the packages it needs" "about 1.5 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
 	$(BIN)/python -m fabrik._warmup

@@ -3,7 +3,7 @@
 ``fabrik render`` start warm).
 
 Each kernel compiles the first time it is called on this machine and numba caches it on disk
-(``cache=True``, beside the sources), so later processes load it in a fraction of a second. Each
+(beside the sources), so later processes load it in a fraction of a second. Each
 step calls what the commands call, on a few targets or frames, and says how long it took; a step
 whose kernels are cached already takes a few seconds. On the 2-core development machine, with
 other jobs running (load average 6), the default steps took 3.2 min, ``--all``'s two more 4.8

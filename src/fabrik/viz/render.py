@@ -212,6 +212,9 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
     follows the recorded root, framed to the body. ``frames`` is a ``"START:STOP[:STEP]"``
     range; the animation plays in real time at ``fps`` frames per second (default the take's
     rate; a GIF's is rounded to one GIF can store, ``playback``). Returns an ``Animation``."""
+    from matplotlib.collections import LineCollection
+    from PIL import ImageDraw
+
     import fabrik
     from fabrik.mocap.reconstruct import reconstruct_take
     from fabrik.mocap.takes import parse_frames
@@ -249,8 +252,6 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
     names = ("recording", f"{rec.method} reconstruction")
     axes = [fig.add_axes((0.1 / fig.get_figwidth() + k * (w_frac + 0.1 / fig.get_figwidth()),
                           0.45 / fig.get_figheight(), w_frac, h_frac)) for k in range(2)]
-    from matplotlib.collections import LineCollection
-
     parents = np.asarray(skeleton.parents)
     child = np.flatnonzero(parents >= 0)
     grid_step = _nice(height / 2.0)
@@ -274,14 +275,12 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
     fig.text(0.5, 1 - 0.05 / fig.get_figheight(), Path(path).name, ha="center", va="top", fontsize=10)
     canvas.draw()
     background = canvas.copy_from_bbox(fig.bbox)
-    from PIL import ImageDraw
-
     font = _font(9)
     caption_at = (canvas.get_width_height()[0] / 2, canvas.get_width_height()[1] - 0.2 * DPI)
     writer = _Frames(out, rate, _size(canvas))
     seconds = motion.frame_time
     with progress_bar(progress, len(picks), "render take", "frame") as bar:
-        for n, f in enumerate(picks):
+        for f in picks:
             canvas.restore_region(background)
             ground = _ground(recorded[f, 0], floor, grid_step, 0.8 * height, right, up, centre[f])
             for k, (grid, bones, joints) in enumerate(artists):
