@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
 	@$(STAGE) "installing fabrik and the packages it needs" "about 1.5 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
-	$(BIN)/python -m fabrik._warmup
+	@$(STAGE) "compiling the numba kernels the demo and the commands use" "2-5 minutes" -- $(BIN)/python -m fabrik._warmup
 	touch $(STAMP)
 	@echo "installed. To call fabrik by name: . $(VENV)/bin/activate   (or run $(BIN)/fabrik)"
 

@@ -71,3 +71,15 @@ def test_warmup_compiles_each_step_and_says_so(capsys):
     for k, (what, _) in enumerate(_warmup.STEPS, 1):
         assert f"[{k}/{len(_warmup.STEPS)}] compiling {what}: done in" in err
     assert "kernels compiled and cached in" in err
+
+
+def test_the_wrapper_beats_only_while_the_command_is_silent(monkeypatch, capsys):
+    """Generous margins: a line every 0.05 s against a 1.5 s beat (a loaded machine's delays)."""
+    monkeypatch.setattr(progress, "INTERVAL", 1.5)
+    talk = "import time\nfor k in range(40):\n    print(k, flush=True); time.sleep(0.05)"
+    assert progress._main(["talking", "", "--", sys.executable, "-c", talk]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == [str(k) for k in range(40)]
+    assert not any(line.startswith("  ... talking") for line in err.splitlines())
+    assert progress._main(["silent", "", "--", sys.executable, "-c", "import time; time.sleep(3.5)"]) == 0
+    assert any(line.startswith("  ... silent: ") for line in capsys.readouterr().err.splitlines())

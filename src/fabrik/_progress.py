@@ -92,40 +92,55 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str):
 
 
 @contextmanager
-def stage(what: str, about: str | None = None):
+def stage(what: str, about: str | None = None, last_output=None):
     """Say on stderr that ``what`` is running (and ``about`` how long it takes), every
     ``INTERVAL`` seconds while it does, and how long it took when it ends (or that it stopped,
-    when the block raises)."""
-    start = time.perf_counter()
+    when the block raises). ``last_output``, a function giving the ``time.monotonic()`` of the
+    block's own last line, keeps the beat quiet while the block speaks for itself."""
+    start = time.monotonic()
     _say(f"{what}" + (f" ({about})" if about else "") + "...")
     done = threading.Event()
 
     def beat() -> None:
-        while not done.wait(INTERVAL):
-            _say(f"  ... {what}: {_seconds(time.perf_counter() - start)}")
+        while not done.wait(INTERVAL / 5):
+            now = time.monotonic()
+            quiet_since = max(beat.last, last_output() if last_output else start)
+            if now - quiet_since >= INTERVAL:
+                beat.last = now
+                _say(f"  ... {what}: {_seconds(now - start)}")
 
+    beat.last = start
     thread = threading.Thread(target=beat, daemon=True)
     thread.start()
     try:
         yield
     except BaseException:
-        _say(f"{what}: stopped after {_seconds(time.perf_counter() - start)}")
+        _say(f"{what}: stopped after {_seconds(time.monotonic() - start)}")
         raise
     finally:
         done.set()
         thread.join()
-    _say(f"{what}: done in {_seconds(time.perf_counter() - start)}")
+    _say(f"{what}: done in {_seconds(time.monotonic() - start)}")
 
 
 def _main(argv: list[str]) -> int:
-    """``WHAT ABOUT -- COMMAND ...``: run the command as a stage; its exit code."""
+    """``WHAT ABOUT -- COMMAND ...``: run the command as a stage, passing its output on (stdout
+    and stderr, merged, line by line); the beat speaks only when the command has been silent for
+    ``INTERVAL`` seconds. Returns the command's exit code."""
     import subprocess
 
     if "--" not in argv or argv.index("--") != 2 or len(argv) < 4:
         _say('usage: python src/fabrik/_progress.py "WHAT" "ABOUT" -- COMMAND ...')
         return 2
-    with stage(argv[0], argv[1] or None):
-        code = subprocess.call(argv[3:])
+    last = [time.monotonic()]
+    with stage(argv[0], argv[1] or None, last_output=lambda: last[0]):
+        child = subprocess.Popen(argv[3:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 errors="replace")
+        for line in child.stdout:
+            last[0] = time.monotonic()
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        code = child.wait()
         if code:
             raise SystemExit(code)
     return 0
