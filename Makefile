@@ -10,22 +10,23 @@ STAGE := $(PYTHON) src/fabrik/_progress.py
 
 install: $(STAMP)
 
-# about 4-8 minutes once: the packages (1.5 minutes), then the numba kernels compiled and cached
+# about 8 minutes once on a busy 2-core machine: the packages (2 minutes), then the numba kernels
+# compiled and cached (5.6 minutes at a load average of 6)
 $(STAMP): pyproject.toml
-	@echo "make install: .venv with fabrik and its extras from PyPI, then the numba kernels compiled once (4-8 minutes on 2 cores)"
+	@echo "make install: .venv with fabrik and its extras from PyPI (about 2 minutes), then the numba kernels compiled once (3-6 minutes on 2 cores)"
 	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
 	@$(STAGE) "installing fabrik and the packages it needs" "about 1.5 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
-	@$(STAGE) "compiling the numba kernels the demo and the commands use" "2-5 minutes" -- $(BIN)/python -m fabrik._warmup
+	@$(STAGE) "compiling the numba kernels the demo and the commands use" "3-6 minutes on 2 cores" -- $(BIN)/python -m fabrik._warmup
 	touch $(STAMP)
 	@echo "installed. To call fabrik by name: . $(VENV)/bin/activate   (or run $(BIN)/fabrik)"
 
-# about 10 s once installed
+# about 10 s once installed (make install compiles its kernels)
 demo: $(STAMP)
 	$(BIN)/fabrik demo
 
 test: $(STAMP)
-	@echo "make test: the whole suite, about 5 minutes on 2 cores (up to 12 on a busy machine); a dot per test, the percentage done at each line's end"
+	@echo "make test: the whole suite, 5-8 minutes on 2 cores (8 at a load average of 6); a dot per test, the percentage done at each line's end"
 	$(BIN)/python -m pytest
 
 # the test suite with newly drawn property-test examples (make test draws the same ones every run)

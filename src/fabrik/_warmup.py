@@ -6,7 +6,7 @@ Each kernel compiles the first time it is called on this machine and numba cache
 (beside the sources), so later processes load it in a fraction of a second. Each
 step calls what the commands call, on a few targets or frames, and says how long it took; a step
 whose kernels are cached already takes a few seconds. On the 2-core development machine, with
-other jobs running (load average 6), the default steps took 3.2 min, ``--all``'s two more 4.8
+other jobs running (load average 6), the default steps took 3.2 and 5.6 min, ``--all``'s two more 4.8
 and 4.7 min.
 """
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="also every chain method, solve_batch and the arms")
     steps = STEPS + (MORE_STEPS if parser.parse_args(argv).all else ())
     start = time.perf_counter()
-    print("fabrik: compiling the numba kernels once for this machine (2-5 minutes on a 2-core machine the first "
+    print("fabrik: compiling the numba kernels once for this machine (3-6 minutes on a 2-core machine the first "
           "time, 10 or more with --all; cached on disk, later runs load them)", file=sys.stderr, flush=True)
     for k, (what, step) in enumerate(steps, 1):
         with stage(f"[{k}/{len(steps)}] compiling {what}"):

@@ -297,7 +297,7 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
             image = _image(canvas)
             ImageDraw.Draw(image).text(caption_at, f"t = {f * seconds:.2f} s (frame {start + f * step})   "
                                        f"largest joint error {worst:.3g} file units ({100 * worst / height:.1f}% "
-                                       f"of the height, {height:.4g})", font=font, fill=(0, 0, 0), anchor="ms")
+                                       f"of the body's {height:.4g}-unit height)", font=font, fill=(0, 0, 0), anchor="ms")
             writer.add(image)
             if bar is not None:
                 bar.update(1)
