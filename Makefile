@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	@echo "make install: .venv with fabrik and its extras from PyPI (about 2 minutes), then the numba kernels compiled once (3-6 minutes on 2 cores)"
 	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
-	@$(STAGE) "installing fabrik and the packages it needs" "about 1.5 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
+	@$(STAGE) "installing fabrik and the packages it needs" "about 2 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
 	@$(STAGE) "compiling the numba kernels the demo and the commands use" "3-6 minutes on 2 cores" -- $(BIN)/python -m fabrik._warmup
 	touch $(STAMP)
 	@echo "installed. To call fabrik by name: . $(VENV)/bin/activate   (or run $(BIN)/fabrik)"

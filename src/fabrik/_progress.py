@@ -96,7 +96,8 @@ def stage(what: str, about: str | None = None, last_output=None):
     """Say on stderr that ``what`` is running (and ``about`` how long it takes), every
     ``INTERVAL`` seconds while it does, and how long it took when it ends (or that it stopped,
     when the block raises). ``last_output``, a function giving the ``time.monotonic()`` of the
-    block's own last line, keeps the beat quiet while the block speaks for itself."""
+    block's own last line, keeps the beat quiet while the block speaks for itself: it then speaks
+    after 1.5 ``INTERVAL`` of silence, so that a block's own lines every ``INTERVAL`` come first."""
     start = time.monotonic()
     _say(f"{what}" + (f" ({about})" if about else "") + "...")
     done = threading.Event()
@@ -105,7 +106,7 @@ def stage(what: str, about: str | None = None, last_output=None):
         while not done.wait(INTERVAL / 5):
             now = time.monotonic()
             quiet_since = max(beat.last, last_output() if last_output else start)
-            if now - quiet_since >= INTERVAL:
+            if now - quiet_since >= (1.5 if last_output else 1.0) * INTERVAL:
                 beat.last = now
                 _say(f"  ... {what}: {_seconds(now - start)}")
 
