@@ -35,6 +35,12 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write the counts as JSON here")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    from fabrik.cli._common import prepare_output
+
+    try:  # the commands' rule: refused now, not after the run; a missing last folder is made
+        prepare_output(args.json, "--json")
+    except ValueError as exc:
+        p.error(str(exc))
     rng = np.random.default_rng(args.seed)
     methods = {"chain": chain_methods(), "tree": skeleton_methods()}
     warm_up(methods["chain"], methods["tree"])  # compile outside the timed solves
