@@ -174,7 +174,7 @@ def _run(tmp_path, name, skeleton, motion):
     src = tmp_path / f"{name}.bvh"
     rv.save(src, skeleton, motion)
     out = tmp_path / f"{name}_out.bvh"
-    report, s, _ = reconstruct_file(src, methods=["fabrik"], constraints="humanoid", out=out)
+    report, s, _ = reconstruct_file(src, methods=["fabrik-constrained", "fabrik"], constraints="humanoid", out=out)
     plain, limited = report.result("fabrik"), report.result("fabrik-constrained")
     local = bvhio_local_rotations(out, list(s.names))
     worst, ratios = file_limit_report(limited.solved_skeleton, local, list(s.names))

@@ -25,7 +25,7 @@ def _demo() -> None:
 
     run_table1(("fabrik",), n_targets=4)
     with tempfile.TemporaryDirectory() as tmp:
-        run_demo_reconstruction(tmp, methods=["fabrik", "ccd", "jacobian-dls"], constrained=True)
+        run_demo_reconstruction(tmp, methods=["fabrik", "fabrik-constrained", "ccd", "jacobian-dls"], constrained=True)
 
 
 def _chain_methods() -> None:

@@ -1,0 +1,73 @@
+"""Issue 38's summary over every shared motion-capture set: plain FABRIK, FABRIK with the humanoid
+limits and DLS, per set and per take.
+
+    .venv/bin/python benchmarks/mocap_sets.py [--json PATH] [--methods fabrik,fabrik-constrained,jacobian-dls]
+
+Runs ``fabrik reconstruct``'s experiment (``fabrik_experiments.reconstruction.reconstruct_file``)
+with ``--constraints humanoid`` on ``../shared/data/mocap``'s sets (cmu_131_0*, bandai2/,
+deepmimic/, climb/climb_0.bvh) and prints, per set: each method's pooled median inner-joint error
+(fraction of the height), frames reached, frames per second (solving time) and, for rows
+without limits, the frames whose bones break a limit; then the limited/plain ratio of the pooled
+medians and its largest value over the set's takes, and FABRIK's ratio to DLS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from fabrik_experiments.reconstruction import reconstruct_file
+from fabrik_experiments.reconstruction_report import pool_reports
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
+SETS = {"cmu": "cmu_131_0*.bvh", "bandai2": "bandai2/*.bvh", "deepmimic": "deepmimic/*.bvh",
+        "climb": "climb/climb_0.bvh"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default="fabrik,fabrik-constrained,jacobian-dls")
+    parser.add_argument("--json", metavar="PATH")
+    args = parser.parse_args()
+    methods = args.methods.split(",")
+    out = {}
+    for name, pattern in SETS.items():
+        files = sorted(DATA.glob(pattern))
+        if not files:
+            print(f"{name}: no files under {DATA}")
+            continue
+        reports = [reconstruct_file(f, methods=methods, constraints="humanoid")[0] for f in files]
+        pooled = {r.method: r for r in pool_reports(reports).results}
+        rows = {}
+        print(f"\n== {name}: {len(files)} takes, {sum(r.frames for r in reports)} frames")
+        print(f"{'method':<22}{'median/h':>10}{'reached':>9}{'frames/s':>10}{'breaks':>8}")
+        for m in methods:
+            p = pooled[m]
+            breaks = "-" if p.limit_break_fraction is None else f"{p.limit_break_fraction:.1%}"
+            print(f"{m:<22}{p.median_error_rel:>10.5f}{p.reached_fraction:>9.1%}{p.frames_per_second:>10.0f}{breaks:>8}")
+            rows[m] = p.to_dict()
+        summary = {}
+        if "fabrik" in pooled and "fabrik-constrained" in pooled:
+            per_take = [r.result("fabrik-constrained").median_error / r.result("fabrik").median_error for r in reports]
+            summary["limited_over_plain"] = pooled["fabrik-constrained"].median_error_rel / pooled["fabrik"].median_error_rel
+            summary["limited_over_plain_worst_take"] = max(per_take)
+            print(f"fabrik-constrained / fabrik: pooled {summary['limited_over_plain']:.3f}, "
+                  f"worst take {summary['limited_over_plain_worst_take']:.3f}")
+        if "jacobian-dls" in pooled:
+            for m in ("fabrik", "fabrik-constrained"):
+                if m in pooled:
+                    ratio = pooled[m].median_error_rel / pooled["jacobian-dls"].median_error_rel
+                    speed = pooled[m].frames_per_second / pooled["jacobian-dls"].frames_per_second
+                    summary[f"{m}_over_dls"] = ratio
+                    summary[f"{m}_speed_over_dls"] = speed
+                    print(f"{m} / jacobian-dls: median {ratio:.3f}, frames/s {speed:.2f}x")
+        out[name] = {"takes": [str(f.name) for f in files], "pooled": rows, "summary": summary}
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
