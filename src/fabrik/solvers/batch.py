@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -160,7 +161,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     if constrained:
         return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress)
     if opts.turn_start:
-        initials = _turned_starts(model, initials, targets3, roots, tol, cap)
+        initials = _turned_starts(model, initials, targets3, roots, tol, cap, threads)
     out_p = np.empty((count, n, 3))
     out_it = np.empty(count, np.int64)
     out_err = np.empty(count)
@@ -180,7 +181,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
 
 
-def _turned_starts(model, initials, targets3, roots, tol, cap):
+def _turned_starts(model, initials, targets3, roots, tol, cap, threads):
     """The start poses after ``fabrik.solve``'s ``turn_start`` (one per target, (N, n, 3)), or
     ``initials`` as they are when they are one shared pose that is not bent enough to be turned
     (a straight rest pose)."""
@@ -188,7 +189,7 @@ def _turned_starts(model, initials, targets3, roots, tol, cap):
 
     if initials.shape[0] == 1 and not batch.start_bent(initials[0], float(np.sum(model._kernel_lengths))):
         return initials
-    return batch.turn_starts(initials, model._kernel_lengths, targets3, roots, tol, cap)
+    return _parallel(threads, batch.turn_starts, (initials, model._kernel_lengths, targets3, roots, tol, cap))
 
 
 def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress):
@@ -235,6 +236,12 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, op
 
 
 def _with_threads(threads, kernel):
+    """``kernel(*args)`` as a function of ``args``, run on ``threads`` numba threads (``_parallel``)."""
+    _check_threads(threads)
+    return lambda *args: _parallel(threads, kernel, args)
+
+
+def _check_threads(threads) -> None:
     import numba
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
@@ -242,16 +249,29 @@ def _with_threads(threads, kernel):
         raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
                          f"{threads!r}")
 
-    def run(*args):
-        before = numba.get_num_threads()
-        if threads is not None:
-            numba.set_num_threads(int(threads))
-        try:
-            kernel(*args)
-        finally:
-            numba.set_num_threads(before)
 
-    return run
+#: numba's ``workqueue`` threading layer (its fallback where neither TBB nor OpenMP is installed)
+#: aborts the process when two Python threads launch parallel kernels at once; under it the batch
+#: kernels take this lock, one batch at a time (each uses every numba thread anyway).
+_WORKQUEUE_LAUNCH = threading.Lock()
+
+
+def _parallel(threads, call, args):
+    """``call(*args)`` on ``threads`` numba threads (None: all of them), numba's setting restored
+    after (it is per Python thread); one launch at a time under the workqueue threading layer.
+    Returns what ``call`` returns."""
+    import numba
+
+    before = numba.get_num_threads()  # (starts numba's threading layer, so that its name is known)
+    if threads is not None:
+        numba.set_num_threads(int(threads))
+    try:
+        if numba.threading_layer() == "workqueue":
+            with _WORKQUEUE_LAUNCH:
+                return call(*args)
+        return call(*args)
+    finally:
+        numba.set_num_threads(before)
 
 
 def _finite(value, name: str) -> np.ndarray:
@@ -275,41 +295,31 @@ def _numba_runner(layout: str, threads: int | None):
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
 
-    if threads is not None:
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not \
-                1 <= threads <= numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
-                             f"{threads!r}")
+    _check_threads(threads)
     kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
 
-    def run(*args):
-        before = numba.get_num_threads()
-        if threads is not None:
-            numba.set_num_threads(int(threads))
-        try:
-            count, workers = args[2].shape[0], numba.get_num_threads()
-            if layout == "lockstep" and count >= batch.LANES * workers:
-                # small batches in small chunks, so that every thread gets work; never fewer
-                # targets than lanes, which would ride through every stage idle
-                chunk = max(batch.LANES, min(CHUNK, math.ceil(count / (4 * workers))))
-                kernel(*args, chunk)
-            elif layout == "lockstep":
-                batch.batch_per_thread(*args)
-            else:
-                kernel(*args)
-        finally:
-            numba.set_num_threads(before)
+    def launch(*args):
+        count, workers = args[2].shape[0], numba.get_num_threads()
+        if layout == "lockstep" and count >= batch.LANES * workers:
+            # small batches in small chunks, so that every thread gets work; never fewer
+            # targets than lanes, which would ride through every stage idle
+            chunk = max(batch.LANES, min(CHUNK, math.ceil(count / (4 * workers))))
+            kernel(*args, chunk)
+        elif layout == "lockstep":
+            batch.batch_per_thread(*args)
+        else:
+            kernel(*args)
 
-    return run
+    return lambda *args: _parallel(threads, launch, args)
 
 
 def _warp_runner(device):
     from fabrik.kernels.batch_warp import run_warp
 
-    def run(*args):
-        run_warp(*args, device=device)
+    def run(*args):  # (Warp hands some targets back to a parallel numba kernel: ``_parallel``)
+        _parallel(None, lambda *a: run_warp(*a, device=device), args)
 
     return run
 
