@@ -118,7 +118,7 @@ def test_json_round_trip(tmp_path, units):
     ('{"joints": {}}', "units"),
     ('{"units": "grads", "joints": {}}', "units"),
     ('{"units": "degrees", "joints": []}', "joints"),
-    ('{"units": "degrees", "joints": {"knee": [{"type": "ball"}]}}', "joint 'knee', entry 0: unknown type"),
+    ('{"units": "degrees", "joints": {"knee": [{"type": "ball"}]}}', "joint 'knee', entry 0, field 'type': unknown type"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "cone", "up": 10}]}}', "joint 'knee', entry 0.*missing"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "twist", "min": 5, "max": 1}]}}', "entry 0.*Twist.min"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "twist", "min": "a", "max": 1}]}}', "entry 0.*'min'"),

@@ -5,7 +5,8 @@ exceeds them.
 ``Hinge`` (one axis with a range) and ``Twist`` (the roll about the bone), attached with
 ``Chain.with_constraints`` or ``Skeleton.with_constraints``; ``humanoid(skeleton)`` places
 human ranges on a skeleton by its joint names; ``load_constraints`` / ``save_constraints`` read
-and write them as JSON; ``limit_violations`` measures a skeleton pose against them.
+and write them as JSON (``LimitsFileError`` for a malformed file); ``limit_violations`` measures a
+pose against them.
 
 On a chain a limit on joint i restricts bone i (joint i -> i + 1) relative to bone i - 1 (joint
 0: relative to the chain's fixed root frame); on a skeleton it restricts the bones leaving joint
@@ -14,9 +15,10 @@ i relative to the bone arriving at it. Angles are radians; conventions in docs/c
 
 from __future__ import annotations
 
-from fabrik.io.limits_file import load_constraints, save_constraints
+from fabrik.io.limits_file import LimitsFileError, load_constraints, save_constraints
 from fabrik.model.constraints import Cone, Hinge, Twist
 from fabrik.model.humanoid_limits import humanoid
 from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
 
-__all__ = ["Cone", "Hinge", "Twist", "humanoid", "load_constraints", "save_constraints", "limit_violations"]
+__all__ = ["Cone", "Hinge", "Twist", "humanoid", "load_constraints", "save_constraints", "LimitsFileError",
+           "limit_violations"]
