@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import check_coordinates, check_max_iter, check_tol, real_numbers
+from fabrik._validation import check_coordinates, check_max_iter, check_memory, check_tol, real_numbers
 from fabrik.model.chain import Chain
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL
@@ -75,7 +75,7 @@ class BatchSolution(NamedTuple):
 
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
-                method: str = "fabrik", backend: str = "numba", layout: str = "lockstep", threads: int | None = None,
+                method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
                 device: str | None = None, progress: bool = False,
                 **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
@@ -94,8 +94,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers).
-        threads: numba threads to use (default: all of numba's); the setting is restored after.
+        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers;
+            default ``"lockstep"``); refused with ``backend="warp"``, which has one arrangement.
+        threads: numba threads to use (default: all of numba's; with Warp, for the targets it
+            hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
 
@@ -105,8 +107,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
 
     Raises:
         ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
-            bad shapes or numbers, unknown backend, layout, device or options; ``backend``
-            or ``layout`` with ``fabrik-constrained``.
+            bad shapes or numbers, unknown backend, layout, device or options; ``layout`` with
+            ``backend="warp"``; ``backend`` or ``layout`` with ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError``
+            (a ValueError), before any work, for more targets than the memory available holds
+            (``batch_bytes``).
     """
     if not isinstance(model, Chain):
         raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
@@ -123,19 +127,24 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                          "target by target for the others")
     constrained = chosen.limits
     opts = chosen.options("chain", options)
-    if constrained and (backend != "numba" or layout != "lockstep"):
+    if constrained and (backend != "numba" or layout not in (None, "lockstep")):
         raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend and layout "
                          "are for plain FABRIK")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if layout not in LAYOUTS:
+    if layout is not None and (not isinstance(layout, str) or layout not in LAYOUTS):
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if layout is not None and backend == "warp":
+        raise ValueError(f"layout={layout!r} is for backend 'numba'; backend 'warp' has one arrangement, a Warp "
+                         "thread per target (leave layout out)")
     if device is not None and backend != "warp":
         raise ValueError("device is a Warp option (backend='warp')")
     tol = check_tol(tol)
     cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
     dim = model._dim
     n = model.n_joints
+    _check_batch_memory(targets, n, dim, constrained, rotations is not None,
+                        np.ndim(initial) == 3 or (not constrained and opts.turn_start))
     targets3 = _lift(_finite(targets, "targets"), "targets", 2, dim)
     count = targets3.shape[0]
     if initial is None:
@@ -168,7 +177,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     out_code = np.empty(count, np.int64)
     pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
         (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    run = _numba_runner(layout, threads) if backend == "numba" else _warp_runner(device)
+    run = _numba_runner(layout or "lockstep", threads) if backend == "numba" else _warp_runner(device, threads)
     with progress_bar(progress, count, "solve_batch", "target") as bar:
         for s, e in pieces:
             run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
@@ -179,6 +188,42 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,
+                starts: bool = False) -> int:
+    """About how many bytes ``solve_batch`` allocates for ``count`` targets on a chain of ``n``
+    joints in ``dim`` dimensions: its answer (positions, iterations, errors, statuses; with
+    limits also the frames and orientation errors) and its working copies (the targets lifted to
+    3D and checked; with ``starts``, a start pose per target; with ``oriented``, the rotations)."""
+    per_target = 8 * (3 * n + 3 + 3 + 2 * dim) + 2
+    if dim == 2:
+        per_target += 8 * 2 * n  # the answer cut back to 2D
+    if constrained:
+        per_target += 8 * (9 * n + 1)
+    if oriented:
+        per_target += 8 * 9 * 2
+    if starts:
+        per_target += 8 * 3 * n * 2
+    return count * per_target
+
+
+def _check_batch_memory(targets, n: int, dim: int, constrained: bool, oriented: bool, starts: bool) -> None:
+    """``InsufficientMemoryError`` before any work when the batch needs more memory than is
+    available (``fabrik._validation.check_memory``). The count is read from the targets' shape
+    (an array's without copying it; anything else is read as NumPy would)."""
+    try:
+        shape = np.shape(targets)
+    except ValueError:  # ragged: the checks that follow name the problem
+        return
+    if len(shape) != 2:
+        return
+    count = int(shape[0])
+    need = batch_bytes(count, n, dim, constrained=constrained, oriented=oriented, starts=starts)
+    per_target = max(1, need // max(count, 1))
+    check_memory(need, f"solve_batch of {count:,} targets on a chain of {n} joints",
+                 lambda available: f"solve them in pieces of at most {max(1, available // (2 * per_target)):,} targets "
+                                   "(half the memory available)")
 
 
 def _turned_starts(model, initials, targets3, roots, tol, cap, threads):
@@ -315,13 +360,15 @@ def _numba_runner(layout: str, threads: int | None):
     return lambda *args: _parallel(threads, launch, args)
 
 
-def _warp_runner(device):
+def _warp_runner(device, threads: int | None):
     from fabrik.kernels.batch_warp import run_warp
 
+    _check_threads(threads)
+
     def run(*args):  # (Warp hands some targets back to a parallel numba kernel: ``_parallel``)
-        _parallel(None, lambda *a: run_warp(*a, device=device), args)
+        _parallel(threads, lambda *a: run_warp(*a, device=device), args)
 
     return run
 
 
-__all__ = ["solve_batch", "BatchSolution", "LAYOUTS", "BACKENDS"]
+__all__ = ["solve_batch", "BatchSolution", "LAYOUTS", "BACKENDS", "batch_bytes"]
