@@ -5,7 +5,8 @@
 Imports ``fabrik`` (numpy and the model types only), builds nothing else, then starts THREADS
 threads (default 8) at one barrier; each makes every solve of ``cases()`` in turn: every method of
 ``fabrik.methods(kind)`` on a chain, a chain with limits, a skeleton, a skeleton with limits and an
-arm, and ``solve_batch`` in every layout, with a bent start and with limits. So the lazy imports,
+arm, ``solve_batch`` in every layout, with a bent start and with limits, and ``solve_sequence``
+(its whole-take and frame-by-frame paths, with and without limits). So the lazy imports,
 the method registry, the compiled entry of ``fabrik.solve`` and each solver's first-compile check
 are all first met by several threads at once. Afterwards one thread makes the same solves alone;
 every thread's answer (positions, angles, iterations, status, bit for bit) or error (type and
@@ -50,6 +51,10 @@ def cases(batch_only: bool = False) -> list:
         for m in fabrik.methods("arm"):
             out.append((f"arm {m}", lambda m=m: fabrik.solve(arm, tip, method=m)))
         out.append(("batch from a bent start", lambda: fabrik.solve_batch(chain, points, initial=bent)))
+        paths = {name: point + np.linspace(0.0, 0.1, 4)[:, None] for name, point in targets.items()}
+        for m in ("fabrik", "ccd"):  # a whole-take path and the frame-by-frame one, with and without limits
+            out.append((f"sequence {m}", lambda m=m: fabrik.solve_sequence(body, paths, method=m)))
+            out.append((f"limited sequence {m}", lambda m=m: fabrik.solve_sequence(limited_body, paths, method=m)))
     for layout in ("lockstep", "per-thread", "baseline"):
         out.append((f"batch {layout}", lambda layout=layout: fabrik.solve_batch(chain, points, layout=layout)))
     out.append(("limited batch", lambda: fabrik.solve_batch(limited, points)))
@@ -64,6 +69,8 @@ def outcome(run) -> tuple:
         return ("raised", type(exc).__name__, str(exc))
     if isinstance(sol, fabrik.BatchSolution):
         return (sol.positions.tobytes(), sol.iterations.tobytes(), sol.error.tobytes(), sol.status.tobytes())
+    if isinstance(sol, fabrik.SequenceSolution):
+        return (sol.positions.tobytes(), sol.iterations.tobytes(), sol.effector_errors.tobytes(), sol.status_codes.tobytes())
     angles = b"" if sol.joint_angles is None else sol.joint_angles.tobytes()
     return (sol.positions.tobytes(), angles, sol.iterations, float(sol.error), sol.status)
 

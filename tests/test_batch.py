@@ -161,6 +161,11 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), max_iter=-2), "max_iter must be"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="cuda"), "backend must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout="soa"), "layout must be one of"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout=["lockstep"]), "layout must be one of"),
+    # issue 40: Warp ignored the layout silently
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="warp", layout="per-thread"),
+     "layout='per-thread' is for backend 'numba'"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="warp", layout="lockstep"), "is for backend 'numba'"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), threads=0), "threads must be"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no option 'damping'; it takes turn_start"),
