@@ -451,7 +451,18 @@ def test_limit_violations_checks_its_input():
     frames = np.repeat(np.eye(3)[None], 3, axis=0)
     with pytest.raises(ValueError, match=r"positions \(\.\.\., 3, 3\) and frames"):
         limit_violations(chain, np.zeros((4, 3)), frames)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="positions contains a non-finite value"):
         limit_violations(chain, np.full((3, 3), np.nan), frames)
+    with pytest.raises(ValueError, match="positions has a coordinate of size 1e"):
+        limit_violations(chain, np.full((3, 3), 1e300), frames)
+    with pytest.raises(ValueError, match="frames must be rotation matrices"):
+        limit_violations(chain, np.zeros((3, 3)), np.zeros((3, 3, 3)))
+    with pytest.raises(ValueError, match="frames must be rotation matrices"):
+        limit_violations(chain, np.zeros((3, 3)), -frames)  # a reflection
+    with pytest.raises(ValueError, match="positions must be real numbers"):
+        limit_violations(chain, np.zeros((3, 3)) * 1j, frames)
+    body = fabrik.models.humanoid()
+    with pytest.raises(ValueError, match="frames must be finite"):
+        limit_violations(body, body.rest_positions(), np.full((13, 3, 3), np.nan))
     with pytest.raises(ValueError, match="a fabrik.Chain or a fabrik.Skeleton"):
         limit_violations("chain", np.zeros((3, 3)), frames)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fabrik._validation import check_coordinates, real_numbers
 from fabrik.io.limits_file import LimitsFileError, load_constraints, save_constraints
 from fabrik.model.chain import Chain
 from fabrik.model.constraints import Cone, Hinge, Twist
@@ -36,12 +37,31 @@ def limit_violations(model, positions, frames) -> np.ndarray:
     ``fabrik.solvers.skeleton_fabrik_constrained.limit_violations`` (the same measure: a cone's
     excess, a hinge's angle out of its plane and range, a twist's excess, and a frame's +Y off
     its bone). Pure NumPy, independent of the solvers' kernels.
+
+    Raises:
+        ValueError: another model, shapes that do not match it, coordinates that are not finite
+            or not below ``MAX_COORDINATE``, frames that are not rotations (orthonormal, right
+            handed, to ``FRAME_TOL``).
     """
+    if not isinstance(model, (Chain, Skeleton)):
+        raise ValueError(f"limit_violations measures a fabrik.Chain or a fabrik.Skeleton, got {type(model).__name__}")
+    positions = check_coordinates(real_numbers(positions, "positions"), "positions")
+    frames = real_numbers(frames, "frames")
+    if frames.ndim < 2 or frames.shape[-2:] != (3, 3):
+        raise ValueError(f"frames must have shape (..., n, 3, 3), got {frames.shape}")
+    if not np.isfinite(frames).all():
+        raise ValueError("frames must be finite (a NaN or an infinity was given)")
+    off = np.abs(np.einsum("...ji,...jk->...ik", frames, frames) - np.eye(3)).max(initial=0.0)
+    if off > FRAME_TOL or (frames.size and np.linalg.det(frames).min() < 0.0):
+        raise ValueError(f"frames must be rotation matrices (orthonormal columns, right handed, to {FRAME_TOL:g}); "
+                         f"the largest entry of F^T F - I is {off:.3g}")
     if isinstance(model, Chain):
         return chain_limit_violations(model, positions, frames)
-    if isinstance(model, Skeleton):
-        return skeleton_limit_violations(model, positions, frames)
-    raise ValueError(f"limit_violations measures a fabrik.Chain or a fabrik.Skeleton, got {type(model).__name__}")
+    return skeleton_limit_violations(model, positions, frames)
+
+
+#: how far from orthonormal (largest entry of F^T F - I) a frame given to ``limit_violations`` may be
+FRAME_TOL = 1e-6
 
 
 __all__ = ["Cone", "Hinge", "Twist", "humanoid", "load_constraints", "save_constraints", "LimitsFileError",

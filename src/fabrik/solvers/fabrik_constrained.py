@@ -90,8 +90,11 @@ def chain_limit_violations(chain, positions, frames) -> np.ndarray:
     +Y and the bone. A zero-length bone has no direction of its own: its frame's +Y stands for it
     (docs/constraints.md, "Edge cases").
 
+    ``fabrik.constraints.limit_violations`` checks the numbers (finite coordinates, rotation
+    frames) before it calls this.
+
     Raises:
-        ValueError: shapes that do not match the chain, or numbers that are not finite.
+        ValueError: shapes that do not match the chain.
     """
     from fabrik.solvers.skeleton_fabrik_constrained import _vec_cone_violation, _vec_twist
 
@@ -101,8 +104,6 @@ def chain_limit_violations(chain, positions, frames) -> np.ndarray:
     if p.shape[-2:] != (n, dim) or F.shape[-3:] != (n, 3, 3) or F.shape[:-3] != p.shape[:-2]:
         raise ValueError(f"positions (..., {n}, {dim}) and frames (..., {n}, 3, 3) must match this {dim}D chain, "
                          f"got {p.shape} and {F.shape}")
-    if not (np.isfinite(p).all() and np.isfinite(F).all()):
-        raise ValueError("positions and frames must be finite (a NaN or an infinity was given)")
     if dim == 2:
         p = np.concatenate([p, np.zeros(p.shape[:-1] + (1,))], axis=-1)
     root = root_frame(chain)
