@@ -10,6 +10,7 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import check_coordinates, check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.stopping import MAX_ITERATIONS
 from fabrik.model.chain import Chain
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL
@@ -139,12 +140,13 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                          "thread per target (leave layout out)")
     if device is not None and backend != "warp":
         raise ValueError("device is a Warp option (backend='warp')")
+    _check_threads(threads)
     tol = check_tol(tol)
     cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
     dim = model._dim
     n = model.n_joints
     _check_batch_memory(targets, n, dim, constrained, rotations is not None,
-                        np.ndim(initial) == 3 or (not constrained and opts.turn_start))
+                        initial is not None or (not constrained and opts.turn_start))
     targets3 = _lift(_finite(targets, "targets"), "targets", 2, dim)
     count = targets3.shape[0]
     if initial is None:
@@ -168,23 +170,21 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                              f"{np.shape(root)}")
         roots = _lift(arr, "root", 2, dim)
     if constrained:
-        return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress)
+        return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, chosen.chain.max_iter_ceiling,
+                                  opts, threads, progress)
     if opts.turn_start:
         initials = _turned_starts(model, initials, targets3, roots, tol, cap, threads)
     out_p = np.empty((count, n, 3))
     out_it = np.empty(count, np.int64)
     out_err = np.empty(count)
     out_code = np.empty(count, np.int64)
-    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
-        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
     run = _numba_runner(layout or "lockstep", threads) if backend == "numba" else _warp_runner(device, threads)
-    with progress_bar(progress, count, "solve_batch", "target") as bar:
-        for s, e in pieces:
-            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
-                roots if roots.shape[0] == 1 else roots[s:e], tol, cap, out_p[s:e], out_it[s:e], out_err[s:e],
-                out_code[s:e])
-            if bar is not None:
-                bar.update(e - s)
+
+    def launch(rows, starts, rows_cap, out):
+        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
+            _rows(roots, rows), tol, rows_cap, *out)
+
+    _in_slices(launch, [out_p, out_it, out_err, out_code], cap, chosen.chain.max_iter_ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
@@ -237,7 +237,7 @@ def _turned_starts(model, initials, targets3, roots, tol, cap, threads):
     return _parallel(threads, batch.turn_starts, (initials, model._kernel_lengths, targets3, roots, tol, cap))
 
 
-def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress):
+def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ceiling, opts, threads, progress):
     """``fabrik-constrained`` for every target (``fabrik.kernels.batch.batch_constrained``)."""
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
@@ -264,25 +264,68 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, op
     out_code = np.empty(count, np.int64)
     announce_compile(batch.batch_constrained)
     run = _with_threads(threads, batch.batch_constrained)
-    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
-        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    with progress_bar(progress, count, "solve_batch", "target") as bar:
-        for s, e in pieces:
-            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
-                roots if roots.shape[0] == 1 else roots[s:e], limits, frame, mats if mats.shape[0] == 1 else
-                mats[s:e], oriented, dim == 2, tol, opts.orientation_tol, cap, out_p[s:e], out_frames[s:e],
-                out_it[s:e], out_err[s:e], out_oerr[s:e], out_code[s:e])
-            if bar is not None:
-                bar.update(e - s)
+
+    def launch(rows, starts, rows_cap, out):
+        p, it, err, code, frames, oerr = out
+        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
+            _rows(roots, rows), limits, frame, _rows(mats, rows), oriented, dim == 2, tol, opts.orientation_tol,
+            rows_cap, p, frames, it, err, oerr, code)
+
+    _in_slices(launch, [out_p, out_it, out_err, out_code, out_frames, out_oerr], cap, ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik-constrained", STATUSES, out_frames,
                          out_oerr if oriented else None)
 
 
+def _rows(values: np.ndarray, rows) -> np.ndarray:
+    """The rows of a per-target array for targets ``rows`` (a slice or indices), or the array as it
+    is when it holds one row for every target."""
+    return values if values.shape[0] == 1 else values[rows]
+
+
+def _in_slices(launch, out: list, cap: int, ceiling: int, progress: bool) -> None:
+    """Solve every target as ``fabrik.solve`` does, into ``out`` ([positions, iterations, errors,
+    status codes, and any other per-target outputs], one row per target): at most ``ceiling``
+    iterations, run as kernel calls of at most ``registry.SLICE_ITERATIONS`` each, a target that
+    ended a slice ``max_iterations`` going on from the pose it ended on (``api._in_slices``; a
+    batch of caps within one slice is one call). ``launch(rows, starts, cap, out_rows)`` solves
+    targets ``rows`` (a slice or indices) from ``starts`` ((k, n, 3), or None for the batch's own
+    start poses) into ``out_rows``. The first slice runs in pieces of ``PROGRESS_PIECE`` targets
+    when ``progress`` shows a bar."""
+    count = out[0].shape[0]
+    cap = min(cap, ceiling)
+    first = min(cap, registry.SLICE_ITERATIONS)
+    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
+        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        for s, e in pieces:
+            launch(slice(s, e), None, first, [o[s:e] for o in out])
+            if bar is not None:
+                bar.update(e - s)
+    if cap <= first:
+        return
+    positions, iterations, _, codes = out[:4]
+    done, last = iterations.copy(), iterations.copy()
+    while True:
+        left = cap - done
+        pending = np.flatnonzero((codes == MAX_ITERATIONS) & (left > 0) & (last > 0))
+        if pending.size == 0:
+            break
+        for rest in np.unique(left[pending]):
+            rows = pending[left[pending] == rest]
+            part = [np.empty((rows.size,) + o.shape[1:], o.dtype) for o in out]
+            launch(rows, np.ascontiguousarray(positions[rows]), int(min(rest, registry.SLICE_ITERATIONS)), part)
+            for o, values in zip(out, part):
+                o[rows] = values
+            last[rows] = part[1]
+            done[rows] += part[1]
+    iterations[:] = done
+
+
 def _with_threads(threads, kernel):
-    """``kernel(*args)`` as a function of ``args``, run on ``threads`` numba threads (``_parallel``)."""
-    _check_threads(threads)
+    """``kernel(*args)`` as a function of ``args``, run on ``threads`` numba threads (``_parallel``;
+    ``threads`` checked by ``solve_batch``)."""
     return lambda *args: _parallel(threads, kernel, args)
 
 
@@ -340,7 +383,6 @@ def _numba_runner(layout: str, threads: int | None):
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
 
-    _check_threads(threads)
     kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
@@ -363,7 +405,6 @@ def _numba_runner(layout: str, threads: int | None):
 def _warp_runner(device, threads: int | None):
     from fabrik.kernels.batch_warp import run_warp
 
-    _check_threads(threads)
 
     def run(*args):  # (Warp hands some targets back to a parallel numba kernel: ``_parallel``)
         _parallel(threads, lambda *a: run_warp(*a, device=device), args)
