@@ -3,8 +3,9 @@ range (bone lengths within 6 decades, zero-length bones, cones from 0.01 rad to 
 and twist ranges touching +-pi) solved by every constrained method: no limit exceeded by more than
 1e-6 rad, bone lengths kept to 1e-9 of the reach, no NaN, no solve over 2 s. Hypothesis draws the
 cases' seeds (the same ones every CI run: tests/conftest.py), ``fabrik_experiments.fuzz_limits``
-builds and measures them; ``benchmarks/fuzz_limits.py`` runs 10,000. The cases the fuzzing run
-found are pinned below, as are mutated BVH numbers.
+builds and measures them; ``benchmarks/fuzz_limits.py`` runs 10,000. The same for
+``fabrik.solve_batch`` (``fabrik_experiments.fuzz_batch``, ``benchmarks/fuzz_batch.py``). The
+cases the fuzzing runs found are pinned below, as are mutated BVH numbers.
 """
 
 from __future__ import annotations
@@ -54,6 +55,20 @@ def test_random_limited_trees_hold_their_limits_with_every_method(seed):
     for method in SKELETON_METHODS:
         found = failures(run_case(case, method))
         assert not found, f"{method}: {found}; {describe(case)}"
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_batches_answer_as_solve_or_refuse_with_a_value_error(seed):
+    """benchmarks/fuzz_batch.py's cases (well formed and malformed solve_batch calls): a
+    ValueError, or every checked answer correct and fabrik.solve's."""
+    from fabrik_experiments.fuzz_batch import describe as describe_batch
+    from fabrik_experiments.fuzz_batch import random_case as random_batch_case
+    from fabrik_experiments.fuzz_batch import run_case as run_batch_case
+
+    case = random_batch_case(np.random.default_rng(seed))
+    found, _, _ = run_batch_case(case)
+    assert not found, f"{found}; {describe_batch(case)}"
 
 
 # --- pinned edges ---------------------------------------------------------------------------------
