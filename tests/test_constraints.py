@@ -466,3 +466,12 @@ def test_limit_violations_checks_its_input():
         limit_violations(body, body.rest_positions(), np.full((13, 3, 3), np.nan))
     with pytest.raises(ValueError, match="a fabrik.Chain or a fabrik.Skeleton"):
         limit_violations("chain", np.zeros((3, 3)), frames)
+
+
+@pytest.mark.parametrize("make", [lambda big: Cone(big, 1, 1, 1), lambda big: Cone.circular(big),
+                                  lambda big: Hinge((1, 0, 0), big, 1), lambda big: Twist(0, big),
+                                  lambda big: Hinge((big, 0, 0), 0, 1)])
+def test_limits_refuse_integers_beyond_float64(make):
+    """Found by benchmarks/fuzz_limits.py --surface inputs: an int of 10**400 raised OverflowError."""
+    with pytest.raises(ValueError, match="must be (a number|3 numbers)"):
+        make(10 ** 400)

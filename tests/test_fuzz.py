@@ -71,6 +71,20 @@ def test_random_batches_answer_as_solve_or_refuse_with_a_value_error(seed):
     assert not found, f"{found}; {describe_batch(case)}"
 
 
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_limit_inputs_are_taken_or_refused_with_a_value_error(seed):
+    """benchmarks/fuzz_limits.py --surface inputs: limit files (whole or spoiled), limit types
+    from random arguments, limit_violations on random and spoiled poses."""
+    from fabrik_experiments.fuzz_limit_inputs import describe_input, random_input_case, run_input_case
+
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        case = random_input_case(rng)
+        found, _ = run_input_case(case)
+        assert not found, f"{found}; {describe_input(case)}"
+
+
 # --- pinned edges ---------------------------------------------------------------------------------
 
 def _check_chain(chain, target):
