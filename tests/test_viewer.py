@@ -399,6 +399,24 @@ def test_cli_view_errors_exit_2(capsys):
     assert "needs a BVH file" in capsys.readouterr().err
 
 
+def test_a_scene_refuses_options_it_does_not_take(viewer, tmp_path, capsys):
+    """Found by benchmarks/fuzz_cli.py: `fabrik view take FILE --tol X` raised TypeError out of the CLI."""
+    from fabrik.cli import main
+    from fabrik.io.bvh import save_bvh
+    from fabrik_experiments.sample_motion import sample_walk
+
+    skeleton, motion = sample_walk(n_frames=3)
+    take = tmp_path / "walk.bvh"
+    save_bvh(take, skeleton, motion)
+    with pytest.raises(ValueError, match="the take scene takes no option tol; it takes method, limits"):
+        viewer.add(str(take), "take", tol=0.1)
+    with pytest.raises(ValueError, match="the chain scene takes no option limits"):
+        viewer.add(fabrik.Chain.straight(3), limits=True)
+    assert main(["view", "take", str(take), "--tol", "0.1", "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "fabrik view: error: the take scene takes no option tol" in err
+
+
 def test_render_passes_gif(tmp_path):
     from PIL import Image
 

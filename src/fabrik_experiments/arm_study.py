@@ -309,6 +309,9 @@ def run_study(paths: Sequence[str | Path], *, sides=("left", "right"), joints=No
         skeleton, motion = fabrik.load_bvh(path)
         start, stop, step = parse_frames(frames, motion.n_frames)
         motion = motion.frames(start, stop, step)
+        if motion.n_frames < 2:  # frame 0 starts from the recording: the study measures the frames after it
+            raise ValueError(f"{Path(path).name}: the arm study needs at least 2 frames (the first starts from the "
+                             f"recording), got {motion.n_frames}")
         for side in sides:
             try:
                 take = arm_take(skeleton, motion, side, joints, Path(path).name, elbow_max)
