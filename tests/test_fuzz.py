@@ -11,6 +11,7 @@ cases the fuzzing runs found are pinned below, as are mutated BVH numbers.
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -83,6 +84,42 @@ def test_random_limit_inputs_are_taken_or_refused_with_a_value_error(seed):
         case = random_input_case(rng)
         found, _ = run_input_case(case)
         assert not found, f"{found}; {describe_input(case)}"
+
+
+_CLI_WORKSPACE = []
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_command_lines_answer_or_fail_in_one_line(seed):
+    """benchmarks/fuzz_cli.py's cases: fabrik command lines, well formed and degenerate; no
+    traceback, no exception out of main, no error message over several lines."""
+    from fabrik_experiments.fuzz_cli import Workspace, random_argv, run_argv
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # (matplotlib's own backend choice, without a display)
+    if not _CLI_WORKSPACE:
+        _CLI_WORKSPACE.append(Workspace())
+    ws = _CLI_WORKSPACE[0]
+    argv = random_argv(np.random.default_rng(seed), ws)
+    found, _, _ = run_argv(argv, ws.root)
+    assert not found, f"{found}; argv {argv!r}"
+
+
+def test_command_lines_the_fuzzing_run_found(tmp_path):
+    """benchmarks/fuzz_cli.py found these reaching the user as tracebacks: MemoryError for huge
+    counts, ZeroDivisionError for a one-frame arm study."""
+    from fabrik.cli import main
+    from fabrik.io.bvh import save_bvh
+    from fabrik_experiments.sample_motion import sample_walk
+
+    for argv in (["bench", "chain", "--targets", "1000000000000000"], ["bench", "tracking", "--steps", str(10 ** 15),
+                 "--methods", "fabrik"], ["bench", "batch", "--targets", str(10 ** 15), "--lengths", "5"],
+                 ["demo", "--targets", str(10 ** 15)], ["demo", "--targets", "0"]):
+        assert main(argv) == 2, argv
+    skeleton, motion = sample_walk(n_frames=4)
+    take = tmp_path / "walk.bvh"
+    save_bvh(take, skeleton, motion)
+    assert main(["bench", "arm", str(take), "--frames", "1:2"]) == 2
 
 
 # --- pinned edges ---------------------------------------------------------------------------------
