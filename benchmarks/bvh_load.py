@@ -14,7 +14,9 @@ after one untimed load of a 10-frame take of the same hierarchy (numba's compile
 imports):
 
 - ``load s``: wall time of ``load_bvh`` on the long take, best and median of ``--repeat`` runs,
-  each in its own process; ``MB/s`` is the file size over the best time;
+  each in its own process; ``MB/s`` is the file size over the best time; ``cpu s``: the
+  process's CPU time during the best-CPU load (``time.process_time``), which other jobs sharing
+  the machine slow less than the wall time, and ``cpu MB/s`` the size over it;
 - ``tracemalloc peak``: the largest total of Python and NumPy allocations during the load
   (``tracemalloc``; NumPy reports its array buffers to it), in a run of its own, as tracing
   slows allocation-heavy code;
@@ -56,12 +58,12 @@ warm = time.perf_counter() - t0
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if mode == "trace":
     tracemalloc.start()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 skeleton, motion = load_bvh(long_)
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = tracemalloc.get_traced_memory()[1] if mode == "trace" else None
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"seconds": seconds, "warm_up_seconds": warm, "tracemalloc_peak": peak,
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "warm_up_seconds": warm, "tracemalloc_peak": peak,
                   "maxrss_delta": (after - before) * 1024, "frames": motion.n_frames,
                   "joints": skeleton.n_joints, "channels": motion.layout.n_channels}))
 """
@@ -135,10 +137,12 @@ def main(frames: int = 100_000, repeat: int = 3, source: Path | None = DEFAULT_S
             runs = [measure(src, short, long_, "time") for _ in range(repeat)]
             traced = measure(src, short, long_, "trace")
             times = [r["seconds"] for r in runs]
+            cpu = min(r["cpu_seconds"] for r in runs)
             rss = max(r["maxrss_delta"] for r in runs)
             results[label] = {
                 "src": src, "seconds_best": min(times), "seconds_median": statistics.median(times),
-                "mb_per_s": mb / min(times), "warm_up_seconds": runs[0]["warm_up_seconds"],
+                "mb_per_s": mb / min(times), "cpu_seconds_best": cpu, "cpu_mb_per_s": mb / cpu,
+                "warm_up_seconds": runs[0]["warm_up_seconds"],
                 "tracemalloc_peak_mb": traced["tracemalloc_peak"] / 1e6,
                 "tracemalloc_peak_x_file": traced["tracemalloc_peak"] / take["bytes"],
                 "maxrss_delta_mb": rss / 1e6, "maxrss_delta_x_file": rss / take["bytes"],
@@ -147,9 +151,11 @@ def main(frames: int = 100_000, repeat: int = 3, source: Path | None = DEFAULT_S
                                         "cpus": os.cpu_count(), "python": platform.python_version()},
               "results": results}
     print(f"take: {take['frames']} frames, {mb:.1f} MB, hierarchy {take['hierarchy']}")
-    print(f"{'reader':<16}{'load s best/med':>18}{'MB/s':>8}{'tracemalloc peak':>22}{'maxrss delta':>20}")
+    print(f"{'reader':<16}{'load s best/med':>18}{'MB/s':>8}{'cpu s':>7}{'cpu MB/s':>9}{'tracemalloc peak':>22}"
+          f"{'maxrss delta':>20}")
     for label, r in results.items():
         print(f"{label:<16}{r['seconds_best']:>9.2f} /{r['seconds_median']:>6.2f}{r['mb_per_s']:>8.1f}"
+              f"{r['cpu_seconds_best']:>7.2f}{r['cpu_mb_per_s']:>9.1f}"
               f"{r['tracemalloc_peak_mb']:>11.0f} MB ({r['tracemalloc_peak_x_file']:.2f}x)"
               f"{r['maxrss_delta_mb']:>9.0f} MB ({r['maxrss_delta_x_file']:.2f}x)")
     if json_path is not None:

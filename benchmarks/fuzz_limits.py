@@ -46,6 +46,12 @@ def main(argv=None) -> int:
     p.add_argument("--surface", choices=("solve", "inputs"), default="solve",
                    help="solve: limited models solved (default); inputs: limit files, limit types, limit_violations")
     args = p.parse_args(argv)
+    from fabrik.cli._common import prepare_output
+
+    try:  # the commands' rule: refused now, not after the run; a missing last folder is made
+        prepare_output(args.json, "--json")
+    except ValueError as exc:
+        p.error(str(exc))
     if args.surface == "inputs":
         return _inputs(args)
     rng = np.random.default_rng(args.seed)

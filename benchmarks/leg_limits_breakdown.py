@@ -37,7 +37,7 @@ from fabrik.mocap.takes import effector_indices, evaluated_joints, prepare_take
 from fabrik.model.constraints import Hinge
 from fabrik.model.humanoid_limits import classify
 from fabrik.model.rig import rig
-from fabrik.solvers.skeleton_fabrik_constrained import _vec_twist, frames_from_world_rotations, rest_up
+from fabrik.model.pose_frames import _vec_twist, frames_from_world_rotations, rest_up
 
 LEG_PARTS = ("knee", "ankle", "toe")
 

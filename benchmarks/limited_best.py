@@ -89,6 +89,12 @@ def main() -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the cases and the summary as JSON")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
+    from fabrik.cli._common import prepare_output
+
+    try:  # the commands' rule: refused now, not after the run; a missing last folder is made
+        prepare_output(args.json, "--json")
+    except ValueError as exc:
+        parser.error(str(exc))
     rows = run(args.cases, not args.no_progress)
     summ = summary(rows)
     print(format_table(summ))

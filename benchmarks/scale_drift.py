@@ -24,6 +24,12 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=30)
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
+    from fabrik.cli._common import prepare_output
+
+    try:  # the commands' rule: refused now, not after the run; a missing last folder is made
+        prepare_output(args.json, "--json")
+    except ValueError as exc:
+        parser.error(str(exc))
     rows = run([float(s) for s in args.spans.split(",")], args.chains)
     print("decades | " + " | ".join(METHODS) + " | worst")
     for row in rows:

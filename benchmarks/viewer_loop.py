@@ -85,6 +85,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--updates", type=int, default=2000)
     args = parser.parse_args(argv)
+    from fabrik.cli._common import prepare_output
+
+    try:  # the commands' rule: refused now, not after the run; a missing last folder is made
+        prepare_output(args.json, "--json")
+    except ValueError as exc:
+        parser.error(str(exc))
     import fabrik
     from fabrik.viz.viewer import Viewer
 

@@ -9,7 +9,9 @@ Run from the repository root:
 
     .venv/bin/python examples/fig_dhm_arm.py [output.png]
 
-Writes docs/img/dhm_arm.png by default and prints the joint positions (cm).
+Writes fabrik-out/dhm_arm.png (under the current folder; ignored by git) by default, or the file
+given (``make figures`` writes the documentation's, docs/img/dhm_arm.png), and prints the joint
+positions (cm).
 """
 
 import sys
@@ -87,5 +89,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    root = Path(__file__).resolve().parents[1]
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else root / "docs" / "img" / "dhm_arm.png")
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("fabrik-out") / "dhm_arm.png")

@@ -8,7 +8,9 @@ limits (seed 7), as in ``fabrik bench robot``. Run from the repository root:
 
     .venv/bin/python examples/fig_robot_panda.py [panda.urdf] [output.png]
 
-Defaults: ../shared/data/urdf/panda.urdf, writing docs/img/robot_panda.png; prints each solve.
+Defaults: ../shared/data/urdf/panda.urdf, writing fabrik-out/robot_panda.png (under the current
+folder; ignored by git; ``make figures`` writes the documentation's, docs/img/robot_panda.png);
+prints each solve.
 """
 
 import math
@@ -85,4 +87,4 @@ def main(urdf: Path, out: Path) -> None:
 if __name__ == "__main__":
     root = Path(__file__).resolve().parents[1]
     main(Path(sys.argv[1]) if len(sys.argv) > 1 else root.parent / "shared" / "data" / "urdf" / "panda.urdf",
-         Path(sys.argv[2]) if len(sys.argv) > 2 else root / "docs" / "img" / "robot_panda.png")
+         Path(sys.argv[2]) if len(sys.argv) > 2 else Path("fabrik-out") / "robot_panda.png")

@@ -4,7 +4,8 @@
 
 Needs viser (the 'view' extra), playwright (the 'test' extra) and Debian's chromium-headless-shell.
 Each scene is set up in this process (a target moved, the passes shown, a frame chosen), then the
-browser opens it and the picture is written as OUT_DIR/view_<scene>.png (default docs/img).
+browser opens it and the picture is written as OUT_DIR/view_<scene>.png (default fabrik-out, under
+the current folder; ``make figures`` writes the documentation's into docs/img).
 """
 
 import argparse
@@ -71,7 +72,7 @@ def arm(v):
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("out", nargs="?", default="docs/img")
+    parser.add_argument("out", nargs="?", default="fabrik-out")
     parser.add_argument("--bvh", default="../shared/data/mocap/cmu_131_01.bvh")
     parser.add_argument("--only", help="comma-separated scene names")
     args = parser.parse_args(argv)

@@ -82,6 +82,25 @@ def test_bench_arm_command_writes_the_table_json_and_figures(tmp_path, walk, cap
         run_study([str(legs)])
 
 
+def test_bench_arm_on_one_frame_says_it_needs_two(tmp_path, walk, capsys):
+    """A take (or a --frames range) of one frame has no frame to track after the starting one: the
+    command says so in one line (it divided by zero), and a longer take beside it is studied."""
+    from fabrik.cli import main
+
+    skeleton, motion = walk
+    one, two = tmp_path / "one.bvh", tmp_path / "two.bvh"
+    fabrik.save_bvh(one, skeleton, motion.frames(0, 1))
+    fabrik.save_bvh(two, skeleton, motion.frames(0, 2))
+    for argv in ([str(one)], [str(two), "--frames", "0:1"]):
+        assert main(["bench", "arm", *argv, "--methods", "fabrik"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1
+        assert "no arm could be set up" in err and "1 frame; the study tracks the frames after the first" in err
+    study = run_study([str(one), str(two)], sides=("left",), methods=("fabrik",))
+    assert [t.source for t in study.takes] == ["two.bvh"] and study.skipped[0].startswith("one.bvh: 1 frame")
+    assert study.rows[0].reached_fraction == 1.0 and study.rows[0].mean_iterations >= 0
+
+
 LEGS_ONLY = """HIERARCHY
 ROOT hips
 {

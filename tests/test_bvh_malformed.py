@@ -258,3 +258,30 @@ def test_save_bvh_of_a_skeleton_not_in_depth_first_order(tmp_path):
 def test_huge_frame_count_is_a_clear_error_not_an_allocation():
     text = small_bvh().replace("Frames: 4", "Frames: 10000000000000")
     _raises_at(text, len(text.splitlines()), "10000000000000", "only 4 frame lines")
+
+
+# --- Frame Time ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("frame_time, problem", [
+    ("1e308", " must be from 1e-06 to 1e\\+06 seconds, got 1e308"),
+    ("1e-308", " must be from 1e-06 to 1e\\+06 seconds, got 1e-308"), ("5e-324", " must be from .*, got 5e-324"),
+    ("1e-7", " must be from .*, got 1e-7"), ("1000001", " must be from .*, got 1000001"),
+    ("0", " must be > 0, got 0"), ("-0.0333", " must be > 0, got -0.0333"), ("nan", ": expected a finite number"),
+    ("inf", ": expected a finite number"), ("1e400", ": expected a finite number"),
+])
+def test_a_frame_time_out_of_range_is_a_bvherror_naming_it(frame_time, problem):
+    text = small_bvh().replace("Frame Time: 0.0333333", f"Frame Time: {frame_time}")
+    assert f"Frame Time: {frame_time}" in text
+    with pytest.raises(BVHError, match=f"line \\d+: Frame Time{problem}"):
+        loads_bvh(text)
+
+
+def test_the_frame_time_range_is_read_and_written_at_its_ends(tmp_path):
+    for frame_time in ("1e-6", "1e6", "0.0333333"):
+        skeleton, motion = loads_bvh(small_bvh().replace("Frame Time: 0.0333333", f"Frame Time: {frame_time}"))
+        assert motion.frame_time == float(frame_time)
+        save_bvh(tmp_path / "t.bvh", skeleton, motion)
+        assert load_bvh(tmp_path / "t.bvh")[1].frame_time == float(frame_time)
+    with pytest.raises(ValueError, match="frame_time 1e-07 cannot be written"):
+        save_bvh(tmp_path / "t.bvh", skeleton, Motion(motion.rotations, motion.root_positions, 1e-7,
+                                                      motion.joint_translations, motion.layout))

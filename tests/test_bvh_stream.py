@@ -24,8 +24,8 @@ from scipy.spatial.transform import Rotation
 from fabrik._validation import MAX_COORDINATE
 from fabrik.io import _bvh_motion
 from fabrik.io._bvh_common import _NUMBER_RE, _WHOLE_RE, BVHError, _number
-from fabrik.io.bvh import (_FRAME_TIME_RE, _FRAMES_RE, _parse_hierarchy, _recursion_room, _Tokens, load_bvh,
-                           loads_bvh)
+from fabrik.io.bvh import (_FRAME_TIME_RE, _FRAMES_RE, FRAME_TIME_RANGE, _parse_hierarchy, _recursion_room, _Tokens,
+                           load_bvh, loads_bvh)
 from fabrik.model.motion import ChannelLayout, Motion
 from fabrik.model.skeleton import Skeleton
 
@@ -86,7 +86,7 @@ def reference_parse(text: str, path) -> tuple[Skeleton, Motion]:
     hier_stop = motion_line if motion_line is not None else len(lines)
     tokens = _Tokens(lines, first + 1, hier_stop, path)
     with _recursion_room(hier_stop - first):
-        names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
+        names, parents, offsets, channels, end_sites, _ = _parse_hierarchy(tokens)
     if motion_line is None:
         raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
     layout = ChannelLayout(tuple(channels), frozenset(end_sites))
@@ -116,6 +116,9 @@ def reference_parse(text: str, path) -> tuple[Skeleton, Motion]:
     frame_time = _number(m.group(1), i + 1, "Frame Time", path)
     if frame_time <= 0:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
+    if not FRAME_TIME_RANGE[0] <= frame_time <= FRAME_TIME_RANGE[1]:  # the range came after the streamed reader
+        raise BVHError(f"Frame Time must be from {FRAME_TIME_RANGE[0]:g} to {FRAME_TIME_RANGE[1]:g} seconds, "
+                       f"got {m.group(1)}", i + 1, path)
     i += 1
     if n_frames > len(lines) - i:
         found = sum(1 for line in lines[i:] if line.strip())

@@ -102,3 +102,22 @@ def test_a_method_named_twice_runs_once(tmp_path, capsys):
     assert main(["bench", "chain", "--targets", "3", "--methods", "fabrik, ccd,fabrik", "--json", str(path)]) == 0
     methods = [r["method"] for r in json.loads(path.read_text())["results"]]
     assert methods.count("fabrik") == 2 and methods.count("ccd") == 2  # reachable and unreachable rows
+
+
+def test_bench_batch_prints_no_cuda_warning_without_a_gpu(tmp_path):
+    """Warp's native library warns on stderr that it found no CUDA driver; on a machine without a
+    GPU that is the expected case, and `fabrik bench batch` keeps it off the screen (issue 41)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("warp", reason="warp-lang is not installed (the test extra)")
+    from fabrik_experiments.batch_bench import _has_cuda_driver
+
+    if _has_cuda_driver():
+        pytest.skip("this machine has a CUDA driver: Warp prints no such warning")
+    run = subprocess.run([sys.executable, "-m", "fabrik", "bench", "batch", "--targets", "1000", "--repeats", "1",
+                          "--lengths", "10", "--json", str(tmp_path / "b.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "warp cpu" in run.stdout
+    assert "CUDA" not in run.stderr, run.stderr

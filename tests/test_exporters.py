@@ -243,7 +243,8 @@ def test_constant_position_channels_are_the_files_offsets():
     back exactly: the body is the file's skeleton, and the twist joints coincide with their parents."""
     skel, motion = STYLES["blender"]
     take = prepare_take(skel, motion)
-    assert take.body is skel and take.notes == ()
+    assert take.body is skel and len(take.notes) == 1
+    assert "vary over the frames" in take.notes[0] and take.notes[0].endswith("each at its OFFSET")
     skel, motion = STYLES["zero-length-positions"]
     take = prepare_take(skel, motion)
     twists = [j for j, name in enumerate(skel.names) if name.endswith("Twist")]

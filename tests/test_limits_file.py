@@ -40,7 +40,7 @@ def test_the_command_line_reports_a_bad_limit_file_in_one_line(tmp_path, capsys)
     take = tmp_path / "walk.bvh"
     save_bvh(take, skeleton, motion)
     bad = _file(tmp_path, {"units": "degrees", "joints": {"l_elbow": [{"type": [1, 2], **ELBOW}]}})
-    assert main(["reconstruct", str(take), "--methods", "fabrik", "--constraints", bad]) == 2
+    assert main(["reconstruct", str(take), "--methods", "fabrik-constrained", "--constraints", bad]) == 2
     err = capsys.readouterr().err  # (may also hold the first-compile notice)
     assert "Traceback" not in err
     assert [line for line in err.splitlines() if "error" in line] == [

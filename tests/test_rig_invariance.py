@@ -227,15 +227,21 @@ def test_cmu_a_pose_rest_changes_only_the_limited_solve_a_little(cmu_slice, cmu_
 
 def test_cmu_bent_rest_solves_the_same_at_the_same_tolerance(cmu_slice):
     """Knees and elbows bent at rest (in their own bending planes, frame rotations compensating):
-    hinge ranges shift by the rest bend and axes stay across the body, so at the same tolerance
-    both solves are the original's. (The default tolerance and the reported fractions follow the
-    rest pose's height, which the bend changes: 2.2% here.)"""
+    at the same tolerance the plain solve is the original's, and the limited one nearly (module
+    ``fabrik.mocap.takes``: hinges the first frame breaks turn about their rest direction). (The
+    default tolerance and the reported fractions follow the rest pose's height, which the bend
+    changes: 2.2% here.)"""
     skeleton, motion = cmu_slice
     bent = rv.a_pose(skeleton, motion, arms=0.0, knees=15.0, elbows=20.0)
     assert bent[0].height() != pytest.approx(skeleton.height(), rel=1e-3)
     h = skeleton.height()
-    for method, limits in (("fabrik", None), ("fabrik-constrained", "humanoid")):
-        a = reconstruct_take(skeleton, motion, method=method, constraints=limits, tol=1e-3 * h)
-        b = reconstruct_take(*bent, method=method, constraints=limits, tol=1e-3 * h)
-        assert np.abs(a.positions - b.positions).max() < 1e-9 * h, method
+    a = reconstruct_take(skeleton, motion, method="fabrik", tol=1e-3 * h)
+    b = reconstruct_take(*bent, method="fabrik", tol=1e-3 * h)
+    assert np.abs(a.positions - b.positions).max() < 1e-9 * h
+    # with limits, a hinge the first frame breaks turns its plane about its zero direction, the
+    # rest direction (mocap.fit_limits_to_pose): bent off the elbow's true plane, it differs a little
+    a = reconstruct_take(skeleton, motion, method="fabrik-constrained", constraints="humanoid", tol=1e-3 * h)
+    b = reconstruct_take(*bent, method="fabrik-constrained", constraints="humanoid", tol=1e-3 * h)
+    inner = np.linalg.norm(a.positions - b.positions, axis=2)
+    assert np.median(inner) < 0.01 * h and a.solution.reached.all() and b.solution.reached.all()
 

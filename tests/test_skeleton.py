@@ -502,7 +502,7 @@ def test_tracks_real_mocap_warm_started(mocap_files):
 @pytest.mark.parametrize("where", ["targets", "initial", "root"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_per_frame_arrays_refuse_non_finite_input(where, bad):
-    from fabrik.solvers.skeleton_fabrik_constrained import solve_skeleton_constrained_arrays
+    from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 
     sk = models.y_shape()
     rest = sk.rest_positions()
@@ -512,7 +512,8 @@ def test_per_frame_arrays_refuse_non_finite_input(where, bad):
     with pytest.raises(ValueError, match="must be finite"):
         solve_skeleton_arrays(sk, leaves, inputs["targets"], inputs["initial"], inputs["root"])
     with pytest.raises(ValueError, match="must be finite"):
-        solve_skeleton_constrained_arrays(sk, leaves, inputs["targets"], inputs["initial"], root=inputs["root"])
+        solve_skeleton_arrays(sk.with_constraints({sk.names[0]: fabrik.Cone.circular(1.0)}), leaves, inputs["targets"],
+                              inputs["initial"], root=inputs["root"])
 
 
 def test_per_frame_array_path_checks_tol_and_max_iter():

@@ -205,7 +205,7 @@ def test_other_methods_run_frame_by_frame_as_fabrik_solve(method):
 def test_a_skeleton_with_limits_is_solved_with_them_and_carries_its_frames():
     import fabrik
     from fabrik.constraints import Cone
-    from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+    from fabrik.model.pose_frames import limit_violations
 
     body = models.humanoid()
     limited = body.with_constraints({"l_shoulder": Cone.circular(np.radians(10.0))})
@@ -243,6 +243,6 @@ def test_bad_models_roots_and_options_are_named():
         fabrik.solve_sequence(body, paths, root="abc")
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         fabrik.solve_sequence(body, paths, method="nope")
-    with pytest.raises(ValueError, match="it takes rigid_sub_bases, swing_limbs"):
+    with pytest.raises(ValueError, match="it takes rigid_sub_bases, swing_limbs, turn_search, initial_frames, root_rotation"):
         fabrik.solve_sequence(body, paths, damping=0.1)
     assert fabrik.solve_sequence(body, paths, max_iter=None).method == "fabrik"

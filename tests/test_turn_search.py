@@ -14,9 +14,9 @@ import fabrik
 from fabrik import models
 from fabrik.constraints import humanoid
 from fabrik.mocap import default_effectors
-from fabrik.solvers.skeleton_fabrik_constrained import (TURN_SEARCH_DEGREES, LimitedTrackingOptions,
-                                                        limit_violations, rest_up,
-                                                        solve_skeleton_constrained_arrays)
+from fabrik.model.pose_frames import limit_violations, rest_up
+from fabrik.solvers.skeleton_fabrik import TrackingOptions, solve_skeleton_arrays
+from fabrik.solvers.turn_search import TURN_SEARCH_DEGREES
 
 
 def _turning_body(degrees: float, frames: int):
@@ -59,8 +59,10 @@ def test_a_body_turning_in_place_is_followed_with_the_search_and_lost_without():
 def test_the_search_runs_only_after_a_frame_ends_short():
     body, limited, paths = _turning_body(20.0, 6)  # a small turn: every frame is reached as it is
     rest = body.rest_positions()
-    held = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True)
-    searched = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, turn_search=True)
+    # the pelvis held (no rigid root group turning it): the case the search is for
+    held = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, rigid_sub_bases=False)
+    searched = fabrik.solve_sequence(limited, paths, initial=rest, swing_limbs=True, rigid_sub_bases=False,
+                                     turn_search=True)
     assert held.reached.all()
     np.testing.assert_array_equal(held.positions, searched.positions)
     np.testing.assert_array_equal(held.iterations, searched.iterations)
@@ -76,8 +78,8 @@ def test_the_whole_take_path_gives_the_frame_by_frame_answers(turn_search):
     up = rest_up(body) if turn_search else None
     previous, frames = rest, None
     for f in range(targets.shape[0]):
-        sol = solve_skeleton_constrained_arrays(limited, idx, targets[f], previous, frames, None, fabrik.DEFAULT_TOL,
-                                                1000, None, True, up)
+        sol = solve_skeleton_arrays(limited, idx, targets[f], previous, None, fabrik.DEFAULT_TOL, 1000,
+                                    swing_limbs=True, initial_frames=frames, turn_up=up)
         np.testing.assert_array_equal(take.positions[f], sol.positions)
         np.testing.assert_array_equal(take.frames[f], sol.extras["frames"])
         assert take.iterations[f] == sol.iterations and take.statuses[f] == sol.status
@@ -115,18 +117,19 @@ def test_searched_answers_keep_the_limits_and_bones_and_never_lose_to_the_unturn
     targets = np.stack(list(paths.values()), axis=1)
     previous, prev_frames = rest, None
     for f in range(frames):
-        plain = solve_skeleton_constrained_arrays(limited, idx, targets[f], previous, prev_frames, None,
-                                                  fabrik.DEFAULT_TOL, 1000, None, True, None)
+        plain = solve_skeleton_arrays(limited, idx, targets[f], previous, None, fabrik.DEFAULT_TOL, 1000,
+                                      swing_limbs=True, initial_frames=prev_frames)
         assert take.effector_errors[f].max() <= max(plain.error, fabrik.DEFAULT_TOL) + 1e-12
         previous, prev_frames = take.positions[f], take.frames[f]
 
 
 def test_bad_turn_search_values_are_named():
     with pytest.raises(ValueError, match="turn_search must be True or False"):
-        LimitedTrackingOptions(turn_search="yes")
+        TrackingOptions(turn_search="yes")
     body, limited, paths = _turning_body(10.0, 2)
-    with pytest.raises(ValueError, match="turn_search"):
-        fabrik.solve_sequence(body, paths, turn_search=True)  # no limits: plain FABRIK takes no such option
+    # without limits the search has nothing to do: the answers are those without it
+    plain = fabrik.solve_sequence(body, paths)
+    np.testing.assert_array_equal(fabrik.solve_sequence(body, paths, turn_search=True).positions, plain.positions)
     assert TURN_SEARCH_DEGREES == tuple(sorted(TURN_SEARCH_DEGREES, key=lambda d: (abs(d), -d)))
 
 
@@ -152,7 +155,7 @@ def test_the_frames_a_held_pelvis_missed_are_reachable_within_the_limits():
     # the first frame stalled) is made legal by the solver's first backward stage and reaches
     # every target: the misses were the tracker's, not the limits'
     from fabrik.mocap import prepare_take, resolve_constraints
-    from fabrik.solvers.skeleton_fabrik_constrained import frames_from_world_rotations
+    from fabrik.model.pose_frames import frames_from_world_rotations
 
     skeleton, motion = fabrik.load_bvh(MOCAP / "cmu_131_01.bvh")
     take = prepare_take(skeleton, motion.frames(328, 379, 1))
@@ -164,8 +167,8 @@ def test_the_frames_a_held_pelvis_missed_are_reachable_within_the_limits():
     idx = np.array(default_effectors(body), dtype=np.int64)
     tol = 1e-3 * body.height()
     for f in range(positions.shape[0]):
-        sol = solve_skeleton_constrained_arrays(limited, idx, positions[f, idx], positions[f], frames[f],
-                                                positions[f, 0], tol, 1000, frames[f, 0], False)
+        sol = solve_skeleton_arrays(limited, idx, positions[f, idx], positions[f], positions[f, 0], tol, 1000,
+                                    swing_limbs=False, initial_frames=frames[f], root_rotation=frames[f, 0])
         assert sol.status == "reached", f
         assert limit_violations(limited, sol.positions, sol.extras["frames"]).max() < 1e-9
 

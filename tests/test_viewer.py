@@ -1,4 +1,4 @@
-"""The viewer without a browser (fabrik.viz.viewer, fabrik.viz.render, fabrik view/render CLI):
+"""The viewer without a browser (fabrik.viz.viewer, the fabrik view CLI; renders: test_render.py):
 the scenes' drag handlers solve and redraw, bad input is ignored or refused, FABRIK's stages
 for display agree with fabrik.solve, malformed client messages leave the server running."""
 
@@ -415,41 +415,6 @@ def test_a_scene_refuses_options_it_does_not_take(viewer, tmp_path, capsys):
     assert main(["view", "take", str(take), "--tol", "0.1", "--port", str(free_port())]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "fabrik view: error: the take scene takes no option tol" in err
-
-
-def test_render_passes_gif(tmp_path):
-    from PIL import Image
-
-    from fabrik.cli import main
-
-    out = tmp_path / "passes.gif"
-    assert main(["render", "passes", "--out", str(out), "--joints", "5", "--target", "1.5,2,1"]) == 0
-    stages = fabrik_stages(fabrik.Chain.straight(5, 1.0).bone_lengths, fabrik.Chain.straight(5, 1.0).rest_positions,
-                           [1.5, 2.0, 1.0], max_iter=6)
-    with Image.open(out) as im:
-        assert im.n_frames == len(stages) > 2
-
-
-def test_render_refuses_bad_outputs(tmp_path, monkeypatch, capsys):
-    from fabrik.cli import main
-
-    assert main(["render", "passes", "--out", str(tmp_path / "x.txt")]) == 2
-    assert ".gif or .mp4" in capsys.readouterr().err
-    monkeypatch.setattr("shutil.which", lambda name: None)
-    assert main(["render", "passes", "--out", str(tmp_path / "x.mp4")]) == 2
-    assert "ffmpeg" in capsys.readouterr().err
-    assert not (tmp_path / "x.mp4").exists()
-
-
-@pytest.mark.mocap
-def test_render_take_gif(tmp_path, mocap_files):
-    from PIL import Image
-
-    from fabrik.viz.render import render_take
-
-    out = render_take(mocap_files[0], tmp_path / "walk.gif", frames="0:40:4")
-    with Image.open(out) as im:
-        assert im.n_frames == 10
 
 
 @settings(max_examples=40, deadline=None)

@@ -24,19 +24,20 @@ from fabrik.model.constraints import Cone, Hinge, Twist
 from fabrik.model.humanoid_limits import humanoid
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers.fabrik_constrained import chain_limit_violations
-from fabrik.solvers.skeleton_fabrik_constrained import limit_violations as skeleton_limit_violations
+from fabrik.model.pose_frames import limit_violations as skeleton_limit_violations
 
 
-def limit_violations(model, positions, frames) -> np.ndarray:
+def limit_violations(model, positions, frames, directions_only: bool = False) -> np.ndarray:
     """How far (radians) each joint's limits are exceeded by a pose of a chain or a skeleton;
     (..., n), 0 where every limit holds.
 
     ``positions`` (..., n, d) and ``frames`` (..., n, 3, 3), a constrained solve's ``positions``
     and ``extras["frames"]``, may carry leading axes (e.g. the frames of a motion). Chains:
     ``fabrik.solvers.fabrik_constrained.chain_limit_violations``; skeletons:
-    ``fabrik.solvers.skeleton_fabrik_constrained.limit_violations`` (the same measure: a cone's
-    excess, a hinge's angle out of its plane and range, a twist's excess, and a frame's +Y off
-    its bone). Pure NumPy, independent of the solvers' kernels.
+    ``fabrik.model.pose_frames.limit_violations`` (the same measure: a cone's excess, a hinge's
+    angle out of its plane and range, a twist's excess, and a frame's +Y off its bone;
+    ``directions_only``: the bones' directions alone, twists left out). Pure NumPy, independent
+    of the solvers' kernels.
 
     Raises:
         ValueError: another model, shapes that do not match it, coordinates that are not finite
@@ -56,8 +57,8 @@ def limit_violations(model, positions, frames) -> np.ndarray:
         raise ValueError(f"frames must be rotation matrices (orthonormal columns, right handed, to {FRAME_TOL:g}); "
                          f"the largest entry of F^T F - I is {off:.3g}")
     if isinstance(model, Chain):
-        return chain_limit_violations(model, positions, frames)
-    return skeleton_limit_violations(model, positions, frames)
+        return chain_limit_violations(model, positions, frames, directions_only)
+    return skeleton_limit_violations(model, positions, frames, directions_only)
 
 
 #: how far from orthonormal (largest entry of F^T F - I) a frame given to ``limit_violations`` may be

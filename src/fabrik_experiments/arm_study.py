@@ -240,7 +240,11 @@ class StudyRow:
 
 
 def pool(takes: Sequence[ArmTake], tracks: Sequence[Sequence[ArmTrack]]) -> list[StudyRow]:
-    """One row per method over every take and arm (``tracks[i]`` the methods' tracks of ``takes[i]``)."""
+    """One row per method over every take and arm (``tracks[i]`` the methods' tracks of ``takes[i]``),
+    over the frames after each take's first; ValueError when no take has one."""
+    if not any(take.positions.shape[0] > 1 for take in takes):
+        raise ValueError("no frame to pool: every take has a single frame (the study measures the frames after "
+                         "the first)")
     rows = []
     for k, method in enumerate(t.method for t in tracks[0]):
         sq, n, ee, ee_mm, elbow_mm, hit, its, frames, seconds = np.zeros(7), 0, 0.0, 0.0, 0.0, 0, 0, 0, 0.0
@@ -309,9 +313,11 @@ def run_study(paths: Sequence[str | Path], *, sides=("left", "right"), joints=No
         skeleton, motion = fabrik.load_bvh(path)
         start, stop, step = parse_frames(frames, motion.n_frames)
         motion = motion.frames(start, stop, step)
-        if motion.n_frames < 2:  # frame 0 starts from the recording: the study measures the frames after it
-            raise ValueError(f"{Path(path).name}: the arm study needs at least 2 frames (the first starts from the "
-                             f"recording), got {motion.n_frames}")
+        if motion.n_frames < 2:
+            # the first frame is where tracking starts (the recorded angles); the study measures the others
+            study.skipped.append(f"{Path(path).name}: {motion.n_frames} frame; the study tracks the frames after the "
+                                 "first, so a take needs at least 2")
+            continue
         for side in sides:
             try:
                 take = arm_take(skeleton, motion, side, joints, Path(path).name, elbow_max)

@@ -25,6 +25,8 @@ lockstep layout. Every batch's answers are checked against the baseline's (``ide
 
 from __future__ import annotations
 
+import sys
+
 import time
 
 import numpy as np
@@ -52,6 +54,50 @@ def _best(fn, repeats, clock=time.perf_counter):
     return best, out
 
 
+#: what Warp's native library prints on stderr when it finds no CUDA driver (a machine without a GPU)
+NO_DRIVER_LINE = "Could not find or load the NVIDIA CUDA driver"
+
+
+def _has_cuda_driver() -> bool:
+    import ctypes
+    import ctypes.util
+
+    for name in ("libcuda.so.1", "libcuda.so", ctypes.util.find_library("cuda"), "nvcuda.dll"):
+        if name:
+            try:
+                ctypes.CDLL(name)
+                return True
+            except OSError:
+                pass
+    return False
+
+
+def _init_warp(wp) -> None:
+    """``wp.init()``; on a machine without a CUDA driver, without the warning line Warp's native
+    library prints then (it writes to the process's stderr itself, so the line is filtered out of
+    what file descriptor 2 received; anything else it printed is passed on)."""
+    import os
+    import tempfile
+
+    if _has_cuda_driver():
+        wp.init()
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            wp.init()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        caught.seek(0)
+        text = caught.read().decode(errors="replace")
+    for line in text.splitlines():
+        if NO_DRIVER_LINE not in line:
+            print(line, file=sys.stderr)
+
+
 def _warp_devices() -> list[str]:
     try:
         import warp as wp
@@ -60,7 +106,7 @@ def _warp_devices() -> list[str]:
     from fabrik.kernels.batch_warp import quiet_warp
 
     quiet_warp(wp)
-    wp.init()
+    _init_warp(wp)
     return ["cpu"] + (["cuda"] if wp.is_cuda_available() else [])
 
 

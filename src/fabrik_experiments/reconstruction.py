@@ -28,7 +28,7 @@ records, the tables and the pooling are in ``fabrik_experiments.reconstruction_r
 
 Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): every requested
 method that has a constrained variant ``"<method>-constrained"`` (FABRIK:
-``fabrik.solvers.skeleton_fabrik_constrained``; CCD and the Jacobian methods, clamped:
+``fabrik.solvers.skeleton_fabrik``; CCD and the Jacobian methods, clamped:
 ``fabrik.solvers.skeleton_methods_constrained``) is also run with the limits, its row right after
 the unconstrained one. Each starts from the recording's first-frame joint frames
 (``initial_frames``, from its world rotations) and then each frame from its own previous pose and
@@ -53,20 +53,33 @@ import numpy as np
 from fabrik.mocap.export import save_take
 from fabrik.mocap.reconstruct import DEFAULT_REL_TOL, reconstruct_positions
 from fabrik.mocap.takes import (check_positions, effector_indices, evaluated_joints, parse_frames, prepare_take,
-                                resolve_constraints)
+                                take_limits)
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import registry
 from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
 
 #: Methods run by default when they are registered (in this order).
 DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
-#: The constrained FABRIK method (added when limits are given).
+#: The constrained FABRIK method (in the default methods when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
+
+
+def default_methods(limited: bool) -> list[str]:
+    """The methods a run solves with when none are named: ``DEFAULT_METHODS`` that are registered,
+    with ``CONSTRAINED_METHOD`` right after ``fabrik`` when limits are given."""
+    from fabrik.solvers import methods as available_methods
+
+    have = available_methods("skeleton")
+    chosen = [m for m in DEFAULT_METHODS if m in have]
+    if limited:
+        chosen.insert(chosen.index("fabrik") + 1 if "fabrik" in chosen else len(chosen), CONSTRAINED_METHOD)
+    return chosen
 
 
 def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], inner: list[int], height: float,
                    tol: float, max_iter: int | None, progress: bool, initial_frames, rigid_sub_bases: bool | str,
-                   swing_limbs: bool, options: Mapping) -> MethodResult:
+                   swing_limbs: bool, options: Mapping, limited_model: Skeleton | None = None,
+                   recorded_frames=None) -> MethodResult:
     """Method ``m``'s row: every frame of ``truth`` solved on ``model`` (``reconstruct_positions``,
     after a one-frame warm-up so that compilation stays out of the timing) and measured."""
     extra = dict(options)  # the method's own options win over the run's settings
@@ -82,11 +95,18 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
     run(truth[:1])  # warm-up: compile outside the timed run
     rec = run(truth, progress)
     out, F = rec.positions, truth.shape[0]
-    violation = None
+    violation = breaks = None
     if rec.frames is not None:
-        from fabrik.solvers.skeleton_fabrik_constrained import limit_violations
+        from fabrik.model.pose_frames import limit_violations
 
         violation = float(limit_violations(model, out, rec.frames).max())
+    elif limited_model is not None and limited_model.constraints:
+        recorded = initial_frames if recorded_frames is None else recorded_frames
+        if recorded is None:
+            from fabrik.model.pose_frames import frames_from_pose
+
+            recorded = frames_from_pose(limited_model, truth[0])
+        breaks = limit_break_fraction(limited_model, out, truth, recorded)
     frame_errors = np.linalg.norm(out[:, inner] - truth[:, inner], axis=2)
     err = frame_errors.ravel()
     eff_err = np.linalg.norm(out[:, eff] - truth[:, eff], axis=2)
@@ -99,13 +119,36 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
         frames_per_second=F / rec.seconds if rec.seconds > 0 else float("inf"),
         reached_fraction=float(rec.solution.reached.mean()), positions=out, max_limit_violation=violation,
         options=dict(options), inner_errors=frame_errors, frames=rec.frames,
-        solved_skeleton=model if rec.frames is not None else None)
+        solved_skeleton=model if rec.frames is not None else None, limit_break_fraction=breaks)
+
+
+def limit_break_fraction(limited: Skeleton, positions: np.ndarray, truth: np.ndarray, recorded_frames) -> float:
+    """The fraction of frames of ``positions`` (F, n, 3) whose bones leave the limits of
+    ``limited`` by more than ``LIMIT_BREAK``: a knee bent backwards or sideways, an elbow
+    overextended, a spine folded past its range.
+
+    Positions hold no twist, and a bone's roll decides where its hinge child may bend, so each
+    solved bone takes the performer's own roll: its recorded frame (``recorded_frames`` (F, n, 3,
+    3), ``frames_from_world_rotations`` of the recording; or carried from frame to frame when
+    only the first frame's (n, 3, 3) are known) turned by the smallest rotation from the recorded
+    bone (``truth`` (F, n, 3)) onto the solved one. Bone directions only
+    (``limit_violations(directions_only=True)``)."""
+    from fabrik.model.pose_frames import carry_frames, limit_violations, turned_frames
+    from fabrik_experiments.reconstruction_report import LIMIT_BREAK
+
+    recorded = np.asarray(recorded_frames, dtype=np.float64)
+    if recorded.ndim == 3:
+        recorded = carry_frames(limited, truth, recorded)
+    frames = turned_frames(limited, recorded, truth, positions)
+    v = limit_violations(limited, positions, frames, directions_only=True)
+    return float((v.max(axis=1) > LIMIT_BREAK).mean())
 
 
 def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int] | None = None,
                 methods: Sequence[str] | None = None, tol: float | None = None, max_iter: int | None = None,
                 progress: bool = False, source: str = "", constraints=None, initial_frames=None,
-                unplaced: Sequence[str] = (), rigid_sub_bases: bool | str = "auto",
+                unplaced: Sequence[str] = (), reference=None, recorded_frames=None,
+                rigid_sub_bases: bool | str = "auto",
                 swing_limbs: bool = True, method_options: Mapping[str, Mapping] | None = None) -> ReconstructionReport:
     """Reconstruct every frame of ``positions`` from its effectors and root, with each method.
 
@@ -132,14 +175,19 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             head) rigidly about its hip or shoulder joint towards its targets (default True; see
             ``fabrik.model.rig.limb_tops``). False: plain warm start.
         constraints: joint limits ``{joint name: constraint(s)}`` (e.g. from
-            ``fabrik.model.humanoid_limits.humanoid``); unless ``methods`` already names a
-            constrained method, adds ``"<m>-constrained"`` right after every method ``m`` that
-            has one (``"fabrik-constrained"`` last when ``"fabrik"`` is not listed), solved on
-            ``skeleton.with_constraints(constraints)``. Listing constrained methods without
-            limits uses the skeleton's own.
+            ``fabrik.model.humanoid_limits.humanoid``) for the methods that apply limits (the
+            ``-constrained`` ones), solved on ``skeleton.with_constraints(constraints)``; the other
+            methods solve without them. ``methods`` None then also runs ``CONSTRAINED_METHOD``
+            (``default_methods``); named methods of which none applies limits are refused.
+            Listing constrained methods without limits uses the skeleton's own.
         initial_frames: (n, 3, 3) joint frames of the first frame for the constrained method
             (``fabrik.mocap.Take.initial_frames``); default derived from ``positions[0]``.
         unplaced: joints the limit set could not place (reported only).
+        reference: the limits' reference rotations (``Skeleton.with_constraints``; a take's
+            ``fabrik.mocap.take_limits``), or None: the rest pose.
+        recorded_frames: (F, n, 3, 3) the recording's joint frames (``frames_from_world_rotations``
+            of its world rotations), giving each bone's roll to ``limit_break_fraction``; default
+            carried from ``initial_frames``.
         method_options: ``{method: {option: value}}``, each method's own options (those its
             ``fabrik.solve`` takes), e.g. ``{"jacobian-dls": {"damping": 0.02}}``; the damping
             of the DLS methods is in file units (default 1.1, the paper's value), so it is
@@ -162,7 +210,7 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
 
     have = available_methods("skeleton")
     if methods is None:
-        methods = [m for m in DEFAULT_METHODS if m in have]
+        methods = default_methods(constraints is not None)
     else:
         methods = list(methods)
         unknown = [m for m in methods if m not in have]
@@ -170,17 +218,10 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
             raise ValueError(f"unknown skeleton method(s) {', '.join(unknown)}; methods are: {', '.join(have)}")
     limited_skeleton = skeleton
     if constraints is not None:
-        limited_skeleton = skeleton.with_constraints(constraints)
+        limited_skeleton = skeleton.with_constraints(constraints, reference=reference)
         if not any(registry.get(m).limits for m in methods):
-            expanded = []
-            for m in methods:
-                expanded.append(m)
-                variant = registry.limited_variant(m, "skeleton")
-                if variant is not None and variant != m:
-                    expanded.append(variant)
-            if CONSTRAINED_METHOD not in expanded:
-                expanded.append(CONSTRAINED_METHOD)
-            methods = expanded
+            raise ValueError(f"joint limits were given, but none of the methods ({', '.join(methods)}) applies them: "
+                             f"add {CONSTRAINED_METHOD} (or another '-constrained' method)")
     else:
         needy = [m for m in methods if registry.get(m).limits]
         if needy and not skeleton.constraints:
@@ -208,7 +249,8 @@ def reconstruct(skeleton: Skeleton, positions, *, effectors: Sequence[str | int]
     for m in methods:
         model = limited_skeleton if registry.get(m).limits else skeleton
         results.append(_method_result(m, model, truth, eff, inner, height, tol, max_iter, progress, initial_frames,
-                                      rigid_sub_bases, swing_limbs, method_options.get(m, {})))
+                                      rigid_sub_bases, swing_limbs, method_options.get(m, {}),
+                                      limited_skeleton if constraints is not None else None, recorded_frames))
     pivots, centres = (), ()
     swinging = [m for m in methods if registry.takes_option(m, "skeleton", "swing_limbs")]
     grouping = [m for m in methods if registry.takes_option(m, "skeleton", "rigid_sub_bases")]
@@ -240,37 +282,40 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     report) and ``out`` written by ``fabrik.mocap.save_take``.
 
     ``constraints``: ``"humanoid"``, a constraints JSON path or a mapping
-    (``fabrik.mocap.resolve_constraints``) to add the constrained variant of every method that
-    has one, started from the first chosen frame's recorded joint frames.
+    (``fabrik.mocap.take_limits``) for the methods that apply limits, started from the first chosen
+    frame's recorded joint frames.
 
-    ``out_method``: whose poses ``out`` holds; default ``"fabrik-constrained"`` when
-    ``constraints`` are given, else ``"fabrik"``. It is run even when ``methods`` leaves it out
-    (a constrained variant through its method). ``out``'s folder is made before any solving.
+    ``out_method``: whose poses ``out`` holds; default the first of ``methods`` (of the default
+    methods when None). It is run even when ``methods`` leaves it out. ``out``'s folder is made
+    before any solving.
 
     Returns (report, skeleton, motion of the chosen frames).
     """
     from fabrik.io.bvh import load_bvh
 
     if out is not None:
-        out_method = out_method or (CONSTRAINED_METHOD if constraints is not None else "fabrik")
+        chosen = list(methods) if methods is not None else default_methods(constraints is not None)
+        out_method = out_method or chosen[0]
         if registry.get(out_method).limits and constraints is None:
             raise ValueError(f"out_method {out_method!r} needs constraints (--constraints)")
+        if out_method not in chosen:
+            methods = [*chosen, out_method]
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     skeleton, motion = load_bvh(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     take = prepare_take(skeleton, motion)
     solved, joints = take.body, take.joints
-    if out is not None and methods is not None:
-        base = registry.unlimited_variant(out_method)
-        if base not in methods and out_method not in methods and out_method != CONSTRAINED_METHOD:
-            methods = [*methods, base]
-    limits, unplaced, initial_frames = None, [], None
+    limits, reference, unplaced, initial_frames, recorded = None, None, [], None, None
     if constraints is not None:
-        limits, unplaced = resolve_constraints(solved, constraints, pose=take.body_positions[0])
+        limits, reference, unplaced = take_limits(take, constraints)
         initial_frames = take.initial_frames()
+        from fabrik.model.pose_frames import frames_from_world_rotations
+
+        recorded = frames_from_world_rotations(solved, take.rotations[:, joints])
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,
                          max_iter=max_iter, progress=progress, source=Path(path).name, constraints=limits,
+                         reference=reference, recorded_frames=recorded,
                          initial_frames=initial_frames, unplaced=unplaced, rigid_sub_bases=rigid_sub_bases,
                          swing_limbs=swing_limbs, method_options=method_options)
     if len(joints) < skeleton.n_joints:
@@ -358,4 +403,4 @@ def reconstruct_takes(paths: Sequence, *, outs: Sequence | None = None, workers:
     return results
 
 
-__all__ = ["reconstruct", "reconstruct_file", "reconstruct_takes", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]
+__all__ = ["reconstruct", "reconstruct_file", "default_methods", "reconstruct_takes", "DEFAULT_METHODS", "CONSTRAINED_METHOD", "DEFAULT_REL_TOL"]

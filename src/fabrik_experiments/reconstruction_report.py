@@ -8,6 +8,7 @@ Errors are in the file's units unless named ``_rel`` (fraction of the skeleton's
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -23,6 +24,10 @@ OUT_TOL = CONSTANT_TRANSLATION
 #: A row reaching its effectors (within tol) in fewer frames than this gets a note, even when
 #: its mean effector error is within tol.
 MOSTLY_REACHED = 0.9
+
+#: A bone direction past its limit by more than this (radians) counts as a break of the limit
+#: (``MethodResult.limit_break_fraction``).
+LIMIT_BREAK = math.radians(1.0)
 #: A damping above this fraction of the skeleton's height is called heavy in the table's notes
 #: (the default damping of the methods that take one is in file units).
 HEAVY_DAMPING = 0.1
@@ -61,6 +66,10 @@ class MethodResult:
     #: the skeleton it solved with its limits: what ``--out`` keeps in the file
     frames: np.ndarray | None = field(default=None, repr=False, compare=False)
     solved_skeleton: object = field(default=None, repr=False, compare=False)
+    #: for a row solved without limits when the run has limits: the fraction of frames whose poses
+    #: break one (a bone direction beyond its limit by more than ``LIMIT_BREAK`` radians, twist
+    #: aside: positions do not show it); None otherwise
+    limit_break_fraction: float | None = None
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__
@@ -127,16 +136,17 @@ class ReconstructionReport:
         h = self.skeleton_height
         w = max([20] + [len(r.method) + 2 for r in self.results])
         head = (f"{'method':<{w}}{'median err':>11}{'mean err':>10}{'p95 err':>10}{'median/h':>10}"
-                f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}{'max viol':>10}")
+                f"{'eff err/h':>11}{'iters':>8}{'frames/s':>10}{'max viol':>10}{'breaks':>8}")
         lines = [f"Reconstruction{(' of ' + self.source) if self.source else ''}: {self.frames} frames, "
                  f"skeleton height {h:.4g}, {len(self.effectors)} effectors + root, "
                  f"{len(self.evaluated)} inner joints evaluated, tol {self.tol:.3g}",
                  head, "-" * len(head)]
         for r in self.results:
             viol = "-" if r.max_limit_violation is None else f"{r.max_limit_violation:.1e}"
+            breaks = "-" if r.limit_break_fraction is None else f"{r.limit_break_fraction:.0%}"
             lines.append(f"{r.method:<{w}}{r.median_error:>11.4g}{r.mean_error:>10.4g}{r.p95_error:>10.4g}"
                          f"{r.median_error_rel:>10.3g}{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}"
-                         f"{r.frames_per_second:>10.0f}{viol:>10}")
+                         f"{r.frames_per_second:>10.0f}{viol:>10}{breaks:>8}")
         lines.extend(f"note: {note}" for note in self.notes)
         if self.swing_pivots and any(registry.takes_option(r.method, "skeleton", "swing_limbs")
                                      and r.options.get("swing_limbs", True) for r in self.results):
@@ -147,8 +157,9 @@ class ReconstructionReport:
                                       for r in self.results):
             lines.append(f"fabrik: rigid sub-bases at {', '.join(self.rigid_centres)}")
         if self.limited:
-            lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames)"
-                         + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
+            lines.append(f"limits on {len(self.limited)} joints (max viol: radians, over all frames; breaks: the frames "
+                         f"where a row without limits bends a bone past one by over {math.degrees(LIMIT_BREAK):g} "
+                         "degree)" + (f"; no limit placed on: {', '.join(self.unplaced)}" if self.unplaced else ""))
         for r in self.results:
             if r.options:
                 settings = ", ".join(f"{k}={v}" for k, v in r.options.items())
@@ -173,7 +184,7 @@ class ReconstructionReport:
                     f"the height) from the {self.out_method} row's poses: BVH turns all children of a joint together, "
                     f"and {self.out_method} moved some of them apart (a pelvis or chest with bones to several children)")
             if not registry.takes_option(self.out_method, "skeleton", "rigid_sub_bases"):
-                note += "; only the fabrik row holds such joints rigid (--out-method fabrik)"
+                note += "; the fabrik rows hold such joints rigid (--out-method fabrik or fabrik-constrained)"
             elif not self.rigid_centres:
                 note += "; --rigid-sub-bases auto (the default) or all holds them rigid"
             else:
@@ -203,6 +214,10 @@ class PooledResult:
     #: the takes where this method has the lowest median error of the methods pooled (ties, within
     #: ``TIE`` of the lowest, count for each method that shares it: DLS and SVD-DLS agree to rounding)
     lowest_median_takes: int
+    #: the fraction of all frames whose effectors were all reached (within tol)
+    reached_fraction: float = float("nan")
+    #: ``MethodResult.limit_break_fraction`` over all frames (None when no take has it)
+    limit_break_fraction: float | None = None
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -224,14 +239,17 @@ class PooledReport:
     def table(self) -> str:
         w = max([20] + [len(r.method) + 2 for r in self.results])
         head = (f"{'method':<{w}}{'median/h':>10}{'mean/h':>10}{'p95/h':>10}{'eff err/h':>11}{'iters':>8}"
-                f"{'frames/s':>10}{'lowest in':>11}")
+                f"{'frames/s':>10}{'reached':>9}{'breaks':>8}{'lowest in':>11}")
         lines = [f"Pooled over {len(self.sources)} takes, {self.frames} frames (errors as fractions of each take's "
                  f"skeleton height)", head, "-" * len(head)]
         for r in self.results:
+            breaks = "-" if r.limit_break_fraction is None else f"{r.limit_break_fraction:.0%}"
             lines.append(f"{r.method:<{w}}{r.median_error_rel:>10.4g}{r.mean_error_rel:>10.4g}{r.p95_error_rel:>10.4g}"
                          f"{r.mean_effector_error_rel:>11.2g}{r.mean_iterations:>8.1f}{r.frames_per_second:>10.0f}"
-                         f"{f'{r.lowest_median_takes}/{len(self.sources)}':>11}")
-        lines.append("lowest in: the takes where the row has the lowest median error (a tie counts for each)")
+                         f"{r.reached_fraction:>9.1%}{breaks:>8}{f'{r.lowest_median_takes}/{len(self.sources)}':>11}")
+        lines.append("reached: frames with every effector within tol; breaks: frames where a row without limits bends "
+                     "a bone past one; lowest in: the takes where the row has the lowest median error (a tie counts "
+                     "for each)")
         return "\n".join(lines)
 
 
@@ -262,11 +280,16 @@ def pool_reports(reports: Sequence[ReconstructionReport]) -> PooledReport:
         seconds = sum(rep.frames / rep.result(m).frames_per_second for rep in reports)
         eff = sum(n * rep.result(m).mean_effector_error_rel for n, rep in zip(samples, reports)) / sum(samples)
         iters = sum(rep.frames * rep.result(m).mean_iterations for rep in reports) / frames
+        reached = sum(rep.frames * rep.result(m).reached_fraction for rep in reports) / frames
+        broken = [(rep.frames, rep.result(m).limit_break_fraction) for rep in reports
+                  if rep.result(m).limit_break_fraction is not None]
+        breaks = sum(f * b for f, b in broken) / sum(f for f, _ in broken) if broken else None
         rows.append(PooledResult(m, float(np.median(rel)), float(rel.mean()), float(np.percentile(rel, 95)),
                                  float(eff), float(iters), frames / seconds if seconds > 0 else float("inf"),
-                                 sum(rep.result(m).median_error <= low * (1 + TIE) for rep, low in zip(reports, lowest))))
+                                 sum(rep.result(m).median_error <= low * (1 + TIE) for rep, low in zip(reports, lowest)),
+                                 float(reached), breaks))
     return PooledReport(tuple(rep.source for rep in reports), frames, tuple(rows))
 
 
 __all__ = ["MethodResult", "ReconstructionReport", "PooledResult", "PooledReport", "pool_reports", "OUT_TOL",
-           "MOSTLY_REACHED", "HEAVY_DAMPING", "TIE"]
+           "MOSTLY_REACHED", "HEAVY_DAMPING", "TIE", "LIMIT_BREAK"]

@@ -167,8 +167,9 @@ def sample_walk(n_frames: int = 120, fps: float = 60.0, cycle_seconds: float = 1
 def run_demo_reconstruction(out_dir, methods=None, progress: bool = False, constrained: bool = False) -> str:
     """Reconstruct the sample walk from its end effectors (hands, feet, head) and root.
 
-    With ``constrained``, every method that has a constrained variant also runs with the default
-    human joint limits (``fabrik.constraints.humanoid``).
+    With ``constrained``, the methods that apply limits (``fabrik-constrained``, added after
+    ``fabrik`` when ``methods`` is None) get the default human joint limits
+    (``fabrik.constraints.humanoid``).
 
     Writes ``out_dir/sample_walk.bvh`` (the walk), ``out_dir/sample_walk_fabrik.bvh`` (FABRIK's
     reconstruction, as rotations) and ``out_dir/sample_walk_reconstruction.json``; returns the

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 
@@ -54,8 +53,10 @@ def check_count(value: int, option: str, bytes_each: float, minimum: int = 1) ->
 
 
 def show_progress() -> bool:
-    """Progress bars only when stderr is a terminal (quiet in CI and pipes)."""
-    return sys.stderr.isatty()
+    """Whether the commands show the progress of long runs: always, on stderr; a bar on a
+    terminal, elsewhere (pipes, logs, CI) a line every few seconds for runs that last that long
+    (``fabrik._progress``)."""
+    return True
 
 
 def parse_methods(text: str, available: list[str]) -> list[str]:

@@ -3,9 +3,11 @@
 Every frame is solved from the recorded positions of the end effectors and the root; the table
 reports how far each method's inner joints land from the recorded ones (see
 ``fabrik_experiments.reconstruction`` for the exact definitions). ``--constraints humanoid`` (or
-a constraints JSON file) adds, after each requested method that has one, its variant with joint
-limits (``fabrik-constrained``, ``ccd-constrained``, ``jacobian-dls-constrained``, ...), each with
-the largest limit violation it shows in any frame (radians).
+a constraints JSON file) gives joint limits to the methods that apply them
+(``fabrik-constrained``, ``ccd-constrained``, ``jacobian-dls-constrained``, ...; the default
+methods then include ``fabrik-constrained``), each reported with the largest limit violation it
+shows in any frame (radians). The rows are exactly the methods named; ``--out`` writes the
+first one's poses (or ``--out-method``'s).
 
 Given several files (``fabrik reconstruct takes/*.bvh``), each take gets its own table and then a
 pooled one (``fabrik_experiments.reconstruction_report.pool_reports``); ``--out`` is then a
@@ -37,27 +39,27 @@ def add_parser(sub) -> None:
                         "Sites stand for their parent)")
     p.add_argument("--methods", metavar="NAMES",
                    help="comma-separated skeleton methods, or 'all' (default: fabrik,ccd,jacobian-transpose,"
-                        "jacobian-dls,jacobian-svd-dls where available)")
+                        "jacobian-dls,jacobian-svd-dls where available, and fabrik-constrained after fabrik with "
+                        "--constraints); exactly these rows are run")
     p.add_argument("--frames", metavar="START:STOP[:STEP]",
                    help="frame range, Python slice style (e.g. 0:500, or ::40 for 3 Hz from 120 Hz; a range that "
                         "starts with '-' needs '=', as in --frames=-100:)")
     p.add_argument("--out", metavar="OUT.bvh", help="write a reconstruction as BVH with the input's hierarchy "
-                                                    "(FABRIK's, or fabrik-constrained's with --constraints; see "
-                                                    "--out-method); with several files, a folder that gets "
-                                                    "one FILE.bvh per take")
+                                                    "(the first method's; see --out-method); with several files, "
+                                                    "a folder that gets one FILE.bvh per take")
     p.add_argument("--out-method", metavar="NAME",
-                   help="the method whose reconstruction --out writes (default fabrik, or fabrik-constrained with "
-                        "--constraints); run even when --methods leaves it out")
+                   help="the method whose reconstruction --out writes (default the first of --methods); run even "
+                        "when --methods leaves it out")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON (with several files: every "
                                                   "take's results and the pooled ones)")
     p.add_argument("--tol", type=float, default=None,
                    help="solver tolerance in file units (default: 1e-3 x skeleton height)")
     p.add_argument("--max-iter", type=int, default=None, help="iteration cap per frame (default: each method's)")
     p.add_argument("--constraints", metavar="humanoid|FILE.json",
-                   help="joint limits: 'humanoid' (a default human set placed by joint names) or a constraints "
-                        "JSON file; adds the constrained variant of every requested method that has one "
-                        "(fabrik-constrained, ccd-constrained, jacobian-dls-constrained, ...) and reports each "
-                        "one's largest limit violation (radians)")
+                   help="joint limits: 'humanoid' (a default human set placed by joint names, moved onto the "
+                        "take's first frame where the rig's rest pose breaks them) or a constraints JSON file, for "
+                        "the methods that apply limits (fabrik-constrained, ccd-constrained, "
+                        "jacobian-dls-constrained, ...), each reported with its largest limit violation (radians)")
     p.add_argument("--rigid-sub-bases", choices=("auto", "limbs", "all", "none"), default="auto",
                    help="which sub-bases FABRIK keeps rigid: 'auto' (default) 'all' and 'limbs' together, released "
                         "in frames that stall with them; 'limbs' those inside limbs, such as a hand carrying fingers "
@@ -81,18 +83,20 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fabrik.solvers import methods, registry
-    from fabrik_experiments.reconstruction import DEFAULT_METHODS, reconstruct_file
+    from fabrik_experiments.reconstruction import default_methods, reconstruct_file
 
     available = methods("skeleton")
     if args.methods is not None:
         chosen = parse_methods(args.methods, available)
-        if args.methods == "all":
-            # constrained variants are added by --constraints, next to their methods
-            chosen = [m for m in chosen if not registry.get(m).limits]
+        if args.methods == "all" and args.constraints is None:
+            chosen = [m for m in chosen if not registry.get(m).limits]  # they need --constraints
     else:
-        chosen = [m for m in DEFAULT_METHODS if m in available]
+        chosen = default_methods(args.constraints is not None)
     if not chosen:
         raise ValueError(f"--methods names no method; methods are: {', '.join(available)}, or all")
+    if args.constraints is not None and not any(registry.get(m).limits for m in chosen):
+        raise ValueError(f"--constraints gives joint limits, but none of --methods ({', '.join(chosen)}) applies them: "
+                         "add fabrik-constrained (or another '-constrained' method)")
     effectors = None
     if args.effectors is not None:
         effectors = [e.strip() for e in args.effectors.split(",") if e.strip()]
@@ -103,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is None:
             raise ValueError("--out-method needs --out")
         parse_methods(args.out_method, available)
+    if args.out is not None:
+        _say_if_unwritable(args.out_method or chosen[0], args.rigid_sub_bases)
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
     several = len(args.files) > 1
@@ -190,6 +196,18 @@ def _report(args, outcomes, extra_json: dict) -> int:
                    "pooled": pooled.to_json(), "skipped": skipped, **extra_json}
         print(f"wrote {write_json(args.json, payload)}")
     return 1 if skipped else 0
+
+
+def _say_if_unwritable(method: str, rigid_sub_bases: str) -> None:
+    """Before solving, say when ``method``'s poses may not be joint rotations: FABRIK with
+    sub-bases that BVH holds rigid left free (``--rigid-sub-bases none`` or ``limbs``) may move a
+    pelvis's or chest's children apart, which one BVH rotation per joint cannot hold."""
+    from fabrik.solvers import registry
+
+    if rigid_sub_bases in ("none", "limbs") and registry.takes_option(method, "skeleton", "rigid_sub_bases"):
+        print(f"fabrik reconstruct: note: with --rigid-sub-bases {rigid_sub_bases}, {method} may move the children of "
+              "a joint apart (a pelvis carrying thighs and spine), which BVH rotations cannot hold: the written file "
+              "can differ from the solved poses there (the report says by how much)", file=sys.stderr)
 
 
 def _out_paths(files: list[str], out: str | None) -> list[str | None]:

@@ -1,4 +1,5 @@
-"""``fabrik render``: animations without a browser (``fabrik.viz.render``).
+"""``fabrik render``: animations without a browser (``fabrik.viz.render``); the output rule of
+every ``--out`` (``fabrik.cli._common.prepare_output``).
 
 - ``fabrik render take FILE.bvh --out walk.gif|mp4 [--method M] [--limits] [--frames A:B:C] [--fps F]``
 - ``fabrik render passes --out passes.gif [--joints N] [--target X,Y,Z] [--iterations K]``
@@ -19,8 +20,10 @@ def add_parser(sub) -> None:
     p.add_argument("--method", default="fabrik", help="take: the reconstruction's skeleton method (default fabrik)")
     p.add_argument("--limits", action="store_true", help="take: with the humanoid joint limits")
     p.add_argument("--frames", metavar="START:STOP[:STEP]", help="take: frame range (e.g. 0:240:4)")
-    p.add_argument("--fps", type=float, default=None, help="frames per second (take: the file's rate over the step; "
-                                                           "passes: 2)")
+    p.add_argument("--fps", type=float, default=None,
+                   help="frames per second (take: the file's rate; passes: 2 stages a second). The take plays in "
+                        "real time, its frames picked by time; a GIF's rate is rounded to 100/k (50, 33.3, 25, ...), "
+                        "the frame times GIF can store")
     p.add_argument("--joints", type=int, default=None, help="passes: a straight chain of N joints, 1-unit bones "
                                                             "(default the Table 1 chain)")
     p.add_argument("--target", metavar="X,Y[,Z]", help="passes: the target (default 300,400,250)")
@@ -37,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.what == "take":
         if args.file is None:
             raise ValueError("render take needs a BVH file: fabrik render take FILE.bvh --out walk.gif")
-        path = render.render_take(args.file, args.out, method=args.method, limits=args.limits, frames=args.frames,
+        made = render.render_take(args.file, args.out, method=args.method, limits=args.limits, frames=args.frames,
                                   fps=args.fps, progress=show_progress())
     else:
         if args.file is not None:
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 target.append(0.0)
         if args.iterations < 1:
             raise ValueError(f"--iterations must be at least 1, got {args.iterations}")
-        path = render.render_passes(args.out, chain=chain, target=target, fps=args.fps or 2.0,
+        made = render.render_passes(args.out, chain=chain, target=target, fps=args.fps or 2.0,
                                     max_iter=args.iterations, progress=show_progress())
-    print(f"wrote {path}")
+    print(f"wrote {made.describe()}")
     return 0

@@ -27,6 +27,8 @@ class BVHError(ValueError):
 
 #: A decimal number as BVH writers print it.
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+#: Its parts: digits before the point, after it, and the exponent.
+_NUMBER_PARTS = re.compile(r"[+-]?(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?", re.ASCII)
 _WHOLE_RE = re.compile(r"[+-]?\d+", re.ASCII)
 
 
@@ -54,6 +56,25 @@ def _number(token: str, line: int, what: str, path) -> float:
     if not math.isfinite(value):
         raise BVHError(f"{what}: expected a finite number, got {token!r}", line, path)
     return value
+
+
+def printed_digits(token: str) -> tuple[int, int] | None:
+    """``(place, significant)`` of a number as printed: its last digit is worth ``10**-place`` (the
+    digits after the point less the exponent: 6 for ``0.095583`` and ``-1.5e-05``, -2 for
+    ``1.5e3``), and it shows ``significant`` digits from its first non-zero one (trailing zeros
+    included: 8 for ``15.735700``). None for a number with no non-zero digit (``0``, ``-0.000``),
+    whose printing says nothing of the digits kept. ``token`` must match ``_NUMBER_RE``; the
+    compiled scanner of the frame lines (``_bvh_motion._scan_rows``) counts the same way."""
+    whole, fraction, exponent = _NUMBER_PARTS.fullmatch(token).groups()
+    digits = (whole + fraction).lstrip("0")
+    if not digits:
+        return None
+    e = 0
+    for d in (exponent or "").lstrip("+-"):
+        if e >= 100000:  # as the scanner counts: beyond, the number is 0 or refused
+            break
+        e = e * 10 + ord(d) - 48
+    return len(fraction) - (-e if exponent and exponent.startswith("-") else e), len(digits)
 
 
 def _is_float(token: str) -> bool:

@@ -44,7 +44,7 @@ from numba import njit
 from scipy.spatial.transform import Rotation
 
 from fabrik._validation import MAX_COORDINATE
-from fabrik.io._bvh_common import _NUMBER_RE, BVHError, _number
+from fabrik.io._bvh_common import _NUMBER_RE, BVHError, _number, printed_digits
 
 #: Bytes read at a time. Large enough that the per-block Python work is noise, small enough
 #: that the block and its decoded lines stay a few MiB.
@@ -165,10 +165,12 @@ def read_head(stream: BinaryIO, decode: LineDecoder) -> tuple[list[str], int]:
 _POW10 = np.array([10.0 ** k for k in range(23)])
 
 _DONE, _PROBLEM, _SLOW_FULL = 0, 1, 2
+#: ``places`` of a column none of whose numbers has a non-zero digit.
+NO_DIGITS = np.iinfo(np.int64).min
 
 
 @njit(cache=True, nogil=True)
-def _scan_rows(buf, pos, n_chan, out, row, n_frames, store, slow):  # pragma: no cover - compiled
+def _scan_rows(buf, pos, n_chan, out, row, n_frames, store, slow, places, figures):  # pragma: no cover - compiled
     """Read frame lines of ``buf`` (uint8, whole lines) from offset ``pos`` into ``out``.
 
     A line is taken when it is blank (ASCII blanks only) or holds exactly ``n_chan`` numbers of
@@ -178,7 +180,9 @@ def _scan_rows(buf, pos, n_chan, out, row, n_frames, store, slow):  # pragma: no
     integer m <= 2**53 and whose decimal exponent e is within +-22 is ``m * 10**e`` or
     ``m / 10**-e``, one correctly rounded operation on exact operands, so ``float()``'s value;
     any other number is left to the caller in ``slow``: ``(start, end, row, column, line start,
-    line index)`` per number (line index counted from this call's first line).
+    line index)`` per number (line index counted from this call's first line). Each number with a
+    non-zero digit raises ``places[k]`` and ``figures[k]`` of its column k to its own printed
+    place and significant digits if they are finer (``_bvh_common.printed_digits``).
 
     Returns ``(pos, row, lines, n_slow, stop)``: ``stop`` is ``_DONE`` at the end of ``buf``;
     ``_PROBLEM`` when the line starting at ``pos`` is not taken; ``_SLOW_FULL`` when ``slow``
@@ -256,6 +260,11 @@ def _scan_rows(buf, pos, n_chan, out, row, n_frames, store, slow):  # pragma: no
                     break
             at = row if store else 0
             e10 = exponent - decimals
+            if significant > 0:
+                if -e10 > places[k]:
+                    places[k] = -e10
+                if significant > figures[k]:
+                    figures[k] = significant
             if significant == 0:
                 out[at, k] = -0.0 if negative else 0.0
             elif significant <= 18 and mantissa <= 9007199254740992 and -22 <= e10 <= 22:
@@ -316,10 +325,13 @@ def _truncated(n_frames: int, found: int, last_line: int, path) -> BVHError:
 
 
 def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_chan: int,
-                decode: LineDecoder, path) -> np.ndarray:
+                decode: LineDecoder, path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The frame lines from byte ``start`` (line ``first_line``) to the end of ``stream``.
 
-    Returns the values, shape ``(n_frames, n_chan)`` float64. Raises the ``BVHError`` of the
+    Returns ``(values, places, digits)``: the values, shape ``(n_frames, n_chan)`` float64, and per
+    column the finest place and the most significant digits printed among its numbers with a
+    non-zero digit (``_bvh_common.printed_digits``; int64, ``NO_DIGITS`` and 0 for a column
+    without one). Raises the ``BVHError`` of the
     first bad line; but, as the line-by-line reader checked the count first, a file with fewer
     lines than ``n_frames`` (blank ones included) is reported as truncated instead, at its last
     line. The values are only stored when the rest of the file can hold ``n_frames`` frame lines
@@ -331,6 +343,8 @@ def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_
     room = size - start
     store = n_frames <= room and (n_chan == 0 or n_frames * 2 * n_chan - 1 <= room)
     values = np.empty((n_frames if store else 1, n_chan))
+    places = np.full(n_chan, NO_DIGITS, dtype=np.int64)
+    digits = np.zeros(n_chan, dtype=np.int64)
     slow = np.empty((max(SLOW_CAPACITY, n_chan), 6), dtype=np.int64)
     f = n_frames if n_chan == 0 else 0  # no channels: the frame lines are blank
     line_no = first_line
@@ -342,7 +356,14 @@ def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_
         m = _LINE_BREAK.search(block, at)
         text = decode(block[at:m.start() if m else len(block)])
         try:
-            return _frame_values(text, ln, frame, n_frames, n_chan, path), m.end() if m else len(block)
+            row_values = _frame_values(text, ln, frame, n_frames, n_chan, path)
+            if row_values is not None:
+                for k, token in enumerate(text.split()):
+                    printed = printed_digits(token)
+                    if printed is not None:
+                        places[k] = max(places[k], printed[0])
+                        digits[k] = max(digits[k], printed[1])
+            return row_values, m.end() if m else len(block)
         except BVHError:
             n_lines = _count_lines(stream, start)
             if n_frames > n_lines:
@@ -355,7 +376,8 @@ def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_
         pos = 0
         while pos < len(block):
             row = min(f, limit)
-            pos, taken, n_lines, n_slow, stop = _scan_rows(buf, pos, n_chan, values, row, limit, store, slow)
+            pos, taken, n_lines, n_slow, stop = _scan_rows(buf, pos, n_chan, values, row, limit, store, slow, places,
+                                                           digits)
             for token, end, frame, col, at, line in slow[:n_slow].tolist():
                 value = float(block[token:end])
                 if not abs(value) < MAX_COORDINATE:
@@ -380,7 +402,7 @@ def read_frames(stream: BinaryIO, start: int, first_line: int, n_frames: int, n_
         raise _truncated(n_frames, f, line_no - 1, path)
     if not store:
         raise RuntimeError("BVH reader: a file too short for its frame count passed its checks")
-    return values
+    return values, places, digits
 
 
 def _all_lines(stream: BinaryIO, start: int) -> Iterator[bytes]:

@@ -19,7 +19,12 @@ What is read:
   degrees=True)``. Position channels replace the corresponding component of the joint's OFFSET
   (the usual reading; for the root they give its world position).
 * A joint's world transform is ``parent_world @ translate(offset) @ rotate(channels)``.
-* MOTION: ``Frames: N``, ``Frame Time: T`` and N lines of numbers, one value per channel.
+* MOTION: ``Frames: N`` (N >= 1), ``Frame Time: T`` (seconds, ``FRAME_TIME_RANGE``: 1e-6 to 1e6)
+  and N lines of numbers, one value per channel.
+* The digits the numbers were printed with: per channel, the finest decimal place and the most
+  significant digits of its values (and the same over the OFFSETs), as ``motion.precision``
+  (``fabrik.model.motion.PrintedPrecision``): how much rounding the values can carry, by which
+  ``fabrik.mocap.prepare_take`` tells fixed bones in position channels from moving ones.
 * Text: UTF-8 (a byte-order mark is skipped); a file that is not valid UTF-8 is read as Latin-1,
   the single-byte code page older Windows tools write names in. Files are written as UTF-8.
   Lines end at ``\n``, ``\r\n`` or ``\r`` (a DOS Ctrl-Z after the last one is ignored); tokens
@@ -55,8 +60,9 @@ from scipy.spatial.transform import Rotation
 
 from fabrik._validation import MAX_COORDINATE
 from fabrik.io import _bvh_motion
-from fabrik.io._bvh_common import BVHError, _number, _whole
-from fabrik.model.motion import CHANNEL_NAMES, ChannelLayout, Motion
+from fabrik.io._bvh_common import BVHError, _number, _whole, printed_digits
+from fabrik.io._bvh_motion import NO_DIGITS
+from fabrik.model.motion import CHANNEL_NAMES, ChannelLayout, Motion, PrintedPrecision
 from fabrik.model.skeleton import Skeleton
 
 _FRAMES_RE = re.compile(r"^\s*Frames\s*:\s*(\S+)\s*$", re.IGNORECASE)
@@ -67,6 +73,9 @@ _BLANKS = re.compile(r"[ \t\x0b\x0c]+")
 #: The hierarchy's keywords in upper case -> as this reader compares them ("joint", "End site"
 #: and "end SITE" are read as other readers read them).
 _KEYWORDS = {"OFFSET": "OFFSET", "CHANNELS": "CHANNELS", "JOINT": "JOINT", "END": "End", "ROOT": "ROOT"}
+#: The Frame Time read and written, in seconds: a frame rate of a millionth to a million frames a
+#: second, so that rates, durations and playback timers taken from it stay finite numbers.
+FRAME_TIME_RANGE = (1e-6, 1e6)
 #: Channel names in lower case -> their spelling in ``CHANNEL_NAMES``.
 _CHANNELS_ANY_CASE = {c.lower(): c for c in CHANNEL_NAMES}
 
@@ -139,6 +148,7 @@ def _parse_hierarchy(tokens: _Tokens):
     end_sites: set[int] = set()
     lines: list[int] = []
 
+    offset_digits = [NO_DIGITS, 0]  # the finest place and most significant digits of the OFFSET values
     index_of: dict[str, int] = {}  # names -> index, so that huge hierarchies read in linear time
     next_end: dict[str, int] = {}  # End Site name stem -> the next number to try
     path = tokens.path
@@ -208,6 +218,10 @@ def _parse_hierarchy(tokens: _Tokens):
                     if not abs(vals[-1]) < MAX_COORDINATE:
                         raise BVHError(f"OFFSET value {c + 1} of {name!r} is {t}; coordinates must stay below "
                                        f"{MAX_COORDINATE:g}", ln, path)
+                    printed = printed_digits(t)
+                    if printed is not None:
+                        offset_digits[0] = max(offset_digits[0], printed[0])
+                        offset_digits[1] = max(offset_digits[1], printed[1])
                 offsets[index] = tuple(vals)
             elif tok == "CHANNELS":
                 if kind == "end":
@@ -264,7 +278,7 @@ def _parse_hierarchy(tokens: _Tokens):
         raise BVHError(f"unexpected {extra[0]!r} after the root's closing '}}' (an extra '}}'?)", extra[1], path)
     if len(names) < 2:
         raise BVHError("the hierarchy needs at least 2 joints (a root and a child or End Site)", lines[0], path)
-    return names, parents, offsets, channels, end_sites
+    return names, parents, offsets, channels, end_sites, tuple(offset_digits)
 
 
 def _channel_columns(layout: ChannelLayout) -> list[int]:
@@ -311,18 +325,37 @@ def _read(stream, path, encoding) -> tuple[Skeleton, Motion]:
     ``_bvh_motion.LineDecoder`` takes it (None: UTF-8, or Latin-1 for a file that is not)."""
     decode = _bvh_motion.LineDecoder(stream, encoding)
     lines, data_start = _bvh_motion.read_head(stream, decode)
-    skeleton, layout, n_frames, frame_time = _parse_head(lines, path)
-    values = _bvh_motion.read_frames(stream, data_start, len(lines) + 1, n_frames, layout.n_channels, decode, path)
+    skeleton, layout, n_frames, frame_time, offset_digits = _parse_head(lines, path)
+    values, places, digits = _bvh_motion.read_frames(stream, data_start, len(lines) + 1, n_frames,
+                                                     layout.n_channels, decode, path)
     rotations, root, translations = _bvh_motion.motion_arrays(layout, skeleton.offsets, values)
     del values  # gone before Motion copies the rotations: the peak memory of a long take
-    return skeleton, Motion(rotations, root, frame_time, translations, layout)
+    precision = _precision(layout, places, digits, offset_digits)
+    return skeleton, Motion(rotations, root, frame_time, translations, layout, precision)
 
 
-def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, float]:
+def _precision(layout: ChannelLayout, places: np.ndarray, digits: np.ndarray, offset_digits) -> PrintedPrecision:
+    """The ``PrintedPrecision`` of a file from its columns' and OFFSETs' printed digits (``NO_DIGITS``
+    and 0 where no number had a non-zero digit)."""
+    position = np.array([c.endswith("position") for chans in layout.channels for c in chans], dtype=bool)
+    shown = digits > 0
+    pool = position & shown
+    if pool.any():
+        coordinate = int(places[pool].max()), int(digits[pool].max())
+    else:
+        coordinate = (offset_digits[0], offset_digits[1]) if offset_digits[1] > 0 else (0, 0)
+    offsets = (offset_digits[0], offset_digits[1]) if offset_digits[1] > 0 else coordinate
+    return PrintedPrecision(np.where(shown, places, coordinate[0]), np.where(shown, digits, coordinate[1]),
+                            *coordinate, *offsets)
+
+
+def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, float, tuple[int, int]]:
     """The hierarchy and the MOTION header from the file's first lines (``read_head``'s, which
     end with the ``Frame Time:`` line unless the file ends first).
 
-    Returns ``(skeleton, layout, n_frames, frame_time)``; the frame lines follow ``lines``."""
+    Returns ``(skeleton, layout, n_frames, frame_time, offset_digits)``, the last the finest
+    place and most significant digits of the OFFSET values (``NO_DIGITS`` and 0 when none has a
+    non-zero digit); the frame lines follow ``lines``."""
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
         raise BVHError("empty file", 1, path)
@@ -334,7 +367,7 @@ def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, f
     hier_stop = motion_line if motion_line is not None else len(lines)
     tokens = _Tokens(lines, first + 1, hier_stop, path)
     with _recursion_room(hier_stop - first):  # one level per nested block; a line holds at most a few
-        names, parents, offsets, channels, end_sites = _parse_hierarchy(tokens)
+        names, parents, offsets, channels, end_sites, offset_digits = _parse_hierarchy(tokens)
     if motion_line is None:
         raise BVHError("missing MOTION section (truncated file?)", len(lines), path)
     layout = ChannelLayout(tuple(channels), frozenset(end_sites))
@@ -366,9 +399,12 @@ def _parse_head(lines: list[str], path) -> tuple[Skeleton, ChannelLayout, int, f
     frame_time = _number(m.group(1), i + 1, "Frame Time", path)
     if frame_time <= 0:
         raise BVHError(f"Frame Time must be > 0, got {m.group(1)}", i + 1, path)
+    if not FRAME_TIME_RANGE[0] <= frame_time <= FRAME_TIME_RANGE[1]:
+        raise BVHError(f"Frame Time must be from {FRAME_TIME_RANGE[0]:g} to {FRAME_TIME_RANGE[1]:g} seconds, "
+                       f"got {m.group(1)}", i + 1, path)
     if i + 1 != len(lines):
         raise RuntimeError(f"BVH reader: the header ends at line {i + 1}, its lines at {len(lines)}")
-    return skeleton, layout, n_frames, frame_time
+    return skeleton, layout, n_frames, frame_time, offset_digits
 
 
 def _motion_from_values(skeleton: Skeleton, layout: ChannelLayout, values: np.ndarray, frame_time: float) -> Motion:
@@ -467,6 +503,9 @@ def save_bvh(path, skeleton: Skeleton, motion: Motion, *, layout: ChannelLayout 
                          f"motion.layout) or None, got {type(layout).__name__}")
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)) or not 0 <= decimals <= 17:
         raise ValueError(f"decimals must be a whole number from 0 to 17, got {decimals!r}")
+    if not FRAME_TIME_RANGE[0] <= motion.frame_time <= FRAME_TIME_RANGE[1]:
+        raise ValueError(f"the motion's frame_time {motion.frame_time:g} cannot be written: a BVH Frame Time must be "
+                         f"from {FRAME_TIME_RANGE[0]:g} to {FRAME_TIME_RANGE[1]:g} seconds")
     layout = layout or motion.layout or ChannelLayout.default(skeleton)
     layout.check_for(skeleton)
     for j, name in enumerate(skeleton.names):

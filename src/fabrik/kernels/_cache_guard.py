@@ -86,7 +86,7 @@ def _announce(kernels) -> None:
         _checked.add(kernel)
         cache = getattr(kernel, "_cache", None)
         index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-        if not kernel.overloads and (index is None or not os.path.exists(index)):
+        if not getattr(kernel, "overloads", True) and (index is None or not os.path.exists(index)):
             _announced = True
             print("fabrik: compiling the numba kernels for this machine (first use only, up to a minute; cached "
                   "afterwards)", file=sys.stderr, flush=True)

@@ -37,7 +37,8 @@ best pose seen is returned when a solve stops short. Bone lengths are exact afte
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.rigid_groups import fit_groups, place_group_centre, place_group_members, seat_group
+from fabrik.kernels.rigid_groups import (fit_groups, group_ends, place_group_centre, place_group_members,
+                                         seat_group)
 from fabrik.kernels.singularity import MAX_ESCAPES, nudge_stuck_paths
 from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED,
                                       UNREACHABLE, effectors_stalled, max_joint_move, remember_pose, stall_tol,
@@ -66,7 +67,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     """
     parents, lengths, rest_dirs, reach, order, subtree_end, position = tree
     group_of, group_start, group_members, group_offsets, in_group, releasable = groups
-    Q, rows, circ, hcs, own_start, own_list = limits
+    Q, rows, circ, hcs, own_start, own_list, R0 = limits
     target_idx, targets, initial, initial_frames, root, root_from_target = task
     limited = initial_frames.shape[0] > 0  # frames followed: the limited placement step
     n = parents.shape[0]
@@ -93,10 +94,23 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     # untargeted subtrees: frames relative to the parent's (limits) or bone vectors (none)
     local = np.zeros((n if limited else 0, 3, 3))
     carried = np.zeros((0 if limited else n, 3))
+    n_groups = group_start.shape[0] - 1
+    released[:] = False
     if limited:
+        # rigid groups with frames: each group's turn, centre and first member, the rest frames
+        rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets,
+                                                   active)
+        ends = group_ends(group_of, group_start, group_members)
+        for g in range(n_groups):
+            c = ends[g, 0]
+            if row_limits(rows, c) and circ[c, 0] > 1.0:
+                released[g] = True  # only a circular cone (or no limit) is kept on a held group's turn
+        held = ((group_of, group_start, group_members, group_offsets, in_group, releasable), rot, active_members,
+                released, ends, R0, not root_fixed,
+                (src, dst, np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))))
         # the start pose made legal: one backward stage with every bone following its own direction
         backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, np.ones(n, dtype=np.bool_),
-                       local, root3, row_active, P3, R, d)
+                       local, root3, row_active, P3, R, d, held)
         for i in range(1, n):
             if not active[i] and lengths[i] > 0.0:
                 q = parents[i]
@@ -115,10 +129,10 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                                    and lengths_hold(p, parents, lengths, scale))):
         return p, F, row_active, 0, errors, REACHED
 
-    n_groups = group_start.shape[0] - 1
-    rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets, active)
+    if not limited:
+        rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets,
+                                                   active)
     fit_scratch = np.empty((2, 3, 3))
-    released[:] = False
     can_release = False
     for g in range(n_groups):
         can_release = can_release or releasable[g]
@@ -164,7 +178,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 p[i, 2] = goal[s, 2]
             elif g >= 0 and active_members[g] >= 2 and not released[g]:
                 place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                   proposal_sum, proposal_count, fit_scratch[0])
+                                   proposal_sum, proposal_count, fit_scratch[0], not releasable[g])
             elif proposal_count[i] > 0:
                 w = 1.0 / proposal_count[i]
                 p[i, 0] = proposal_sum[i, 0] * w
@@ -172,6 +186,8 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 p[i, 2] = proposal_sum[i, 2] * w
             q = parents[i]
             length = lengths[i]
+            if n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
+                continue  # a rigid member proposes through its group's fit at the centre
             if limited and length > 0.0:
                 # the limited placement (tree_limits module docstring), written out here: the old
                 # frame carried onto the proposed direction (q's old position -> i) is the
@@ -211,8 +227,6 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             elif limited:
                 for c in range(3):
                     proposal_sum[q, c] += p[i, c]
-            elif n_groups > 0 and in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]:
-                continue  # a rigid member proposes through its group's fit at the centre
             else:
                 x, y, z = bone_at_length(p, i, q, length, rest_dirs, eps)
                 proposal_sum[q, 0] += p[i, 0] - x
@@ -221,10 +235,10 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             proposal_count[q] += 1
         # backward stage: root back on its base, then outwards along every branch
         if limited:
-            if not root_fixed:
+            if not root_fixed and not (n_groups > 0 and group_of[0] >= 0 and not released[group_of[0]]):
                 fit_root_frame(F[0], p, root3, own_start, own_list, active, Q, T, R, d)
             backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, active, local, root3,
-                           row_active, P3, R, d)
+                           row_active, P3, R, d, held)
         else:
             p[0, 0] = root3[0]
             p[0, 1] = root3[1]

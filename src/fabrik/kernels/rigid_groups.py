@@ -10,7 +10,8 @@ the centre of a group whose members keep their rest offsets from it
 Members move as one rigid body about their centre: in the forward stage the centre goes to the
 centroid of all its proposals, each targeted member proposing ``member - R o`` (their mean is the
 best-fit placement of the group) and its other children proposing as usual
-(``place_group_centre``); in the backward stage every member is put at ``centre + R o``, R the
+(``place_group_centre``; a held group's fit also counts the centre at its old position, which
+keeps coupled groups such as a chest held on a held pelvis from drifting apart); in the backward stage every member is put at ``centre + R o``, R the
 rotation that best maps the rest offsets onto the members' forward-stage positions, refined from
 the previous R by Newton steps (``place_group_members``). A held (not releasable) group whose
 centre hangs on a bone is first seated on that bone's sphere together with its turn
@@ -22,6 +23,8 @@ from numba import njit
 
 from fabrik.kernels.rotation_fit import (cross_covariance, definite, det3, fit_gradient, kabsch, newton_turn,
                                         refine_rotation, turn_rotation)
+from fabrik.kernels.constraints import ACTIVE_EPS
+from fabrik.kernels.frames import axis_angle_matrix, mm_to
 from fabrik.kernels.vec import place_on_line
 
 #: Newton steps per rigid-group fit and stage (warm-started from the previous fit).
@@ -39,23 +42,41 @@ SEAT_HALVINGS = 6
 
 @njit(cache=True, error_model="numpy")
 def place_group_centre(p, centre, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                       proposal_sum, proposal_count, h):
+                       proposal_sum, proposal_count, h, anchored):
     """Forward stage at a rigid group's centre: fit the group to its targeted members' positions
     (``rot[g]`` refined) and put the centre at the centroid of the members' rigid proposals
-    (``member - R o``) and the proposals of the centre's other children. ``h``: 3 x 3 scratch."""
+    (``member - R o``) and the proposals of the centre's other children. ``anchored``: the fit
+    also counts the centre itself at its old position (offset 0), as a chain's FABRIK aims a
+    joint along the line to its old position; members close to one line (a chest's neck and two
+    shoulders) leave a turn about that line almost free, and without the anchor the centre's
+    lever carries that ill-conditioned turn into the centre's position, which then grows from
+    iteration to iteration. ``h``: 3 x 3 scratch."""
     m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    a = 1.0 if anchored else 0.0
+    # the fit's centroids over the members and (weight a) the centre: rest offset 0, old position
+    f = m / (m + a)
+    cs0, cs1, cs2 = f * ms0, f * ms1, f * ms2
+    cd0 = f * md0 + a * p[centre, 0] / (m + a)
+    cd1 = f * md1 + a * p[centre, 1] / (m + a)
+    cd2 = f * md2 + a * p[centre, 2] / (m + a)
     j = 0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            src[j, 0] = group_offsets[idx, 0] - ms0
-            src[j, 1] = group_offsets[idx, 1] - ms1
-            src[j, 2] = group_offsets[idx, 2] - ms2
-            dst[j, 0] = p[k, 0] - md0
-            dst[j, 1] = p[k, 1] - md1
-            dst[j, 2] = p[k, 2] - md2
+            src[j, 0] = group_offsets[idx, 0] - cs0
+            src[j, 1] = group_offsets[idx, 1] - cs1
+            src[j, 2] = group_offsets[idx, 2] - cs2
+            dst[j, 0] = p[k, 0] - cd0
+            dst[j, 1] = p[k, 1] - cd1
+            dst[j, 2] = p[k, 2] - cd2
             j += 1
-    refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
+    src[j, 0] = -a * cs0
+    src[j, 1] = -a * cs1
+    src[j, 2] = -a * cs2
+    dst[j, 0] = p[centre, 0] - cd0
+    dst[j, 1] = p[centre, 1] - cd1
+    dst[j, 2] = p[centre, 2] - cd2
+    refine_rotation(rot[g], cross_covariance(src, dst, m + 1, h), RIGID_FIT_STEPS)
     total = m + proposal_count[centre]
     a0, a1, a2 = rotate3(rot[g], ms0, ms1, ms2)
     p[centre, 0] = (m * (md0 - a0) + proposal_sum[centre, 0]) / total
@@ -249,8 +270,8 @@ def fit_groups(p, parents, group_of, group_start, group_members, group_offsets, 
     n_groups = group_start.shape[0] - 1
     rot = np.zeros((max(n_groups, 1), 3, 3))
     active_members = np.zeros(max(n_groups, 1), dtype=np.int64)
-    src = np.empty((max(group_members.shape[0], 1), 3))
-    dst = np.empty((max(group_members.shape[0], 1), 3))
+    src = np.empty((group_members.shape[0] + 1, 3))
+    dst = np.empty((group_members.shape[0] + 1, 3))
     h = np.empty((3, 3))
     for g in range(n_groups):
         m = 0
@@ -267,3 +288,110 @@ def fit_groups(p, parents, group_of, group_start, group_members, group_offsets, 
             m += 1
         rot[g] = kabsch(cross_covariance(src, dst, m, h))
     return rot, active_members, src, dst
+
+
+@njit(cache=True, error_model="numpy")
+def _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_offsets, ca):
+    """The largest angle of a turn about the unit axis k (in the centre's rest frame) that keeps
+    every member's bone within ``acos(ca)`` of its rest direction: for a member at rest direction
+    r, a turn by t moves it by acos(cos t + (1 - cos t) (k . r)^2)."""
+    best = np.pi
+    for idx in range(group_start[g], group_start[g + 1]):
+        o0, o1, o2 = group_offsets[idx, 0], group_offsets[idx, 1], group_offsets[idx, 2]
+        r = np.sqrt(o0 * o0 + o1 * o1 + o2 * o2)
+        if r == 0.0:
+            continue
+        # the member's rest direction in the centre's rest frame: R0[centre]^T o / |o|
+        x = (R0[centre, 0, 0] * o0 + R0[centre, 1, 0] * o1 + R0[centre, 2, 0] * o2) / r
+        y = (R0[centre, 0, 1] * o0 + R0[centre, 1, 1] * o1 + R0[centre, 2, 1] * o2) / r
+        z = (R0[centre, 0, 2] * o0 + R0[centre, 1, 2] * o1 + R0[centre, 2, 2] * o2) / r
+        along = k0 * x + k1 * y + k2 * z
+        off = 1.0 - along * along
+        if off <= 1e-12:
+            continue  # a member on the axis never moves
+        c = 1.0 - (1.0 - ca) / off
+        if c > -1.0:
+            t = np.arccos(min(1.0, c))
+            if t < best:
+                best = t
+    return best
+
+
+@njit(cache=True, error_model="numpy")
+def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_offsets, R0, circ, root_free, src,
+               dst, h, L, T):
+    """Backward stage of a solve with joint frames at a held group's centre (already placed, its
+    frame ``F[centre]`` set): turn the group towards its active members' forward-stage positions
+    (``rot[g]``, the centre's world rotation against the rest pose, refined by Newton steps), keep
+    that turn inside the centre's limit when it is a circular cone (``circ[centre]``: the largest
+    turn about the same axis that holds every member's bone in the cone), then put every member at
+    ``centre + R o`` with the frame ``R R0[member]``. At the root the group's turn is the root's
+    frame: fitted when ``root_free``, else held at ``F[0]``. Returns 1 when the centre's limit is
+    on its boundary (clamped or within ``ACTIVE_EPS``), else 0. A centre with another kind of limit is
+    not held (``fabrik_tree`` releases its group). L, T (3, 3) are scratch."""
+    m = 0
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            for c in range(3):
+                src[m, c] = group_offsets[idx, c]
+                dst[m, c] = p[k, c] - p[centre, c]
+            m += 1
+    r = rot[g]
+    active_limit = 0
+    if centre == 0 and not root_free:
+        r[:, :] = F[0]
+    elif m > 0:
+        refine_rotation(r, cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
+    if centre == 0:
+        F[0, :, :] = r
+    elif circ[centre, 0] <= 1.0:
+        # the centre's local turn in its rest frame: L = F[centre]^T R R0[centre]
+        mm_to(r, R0[centre], T)
+        for a in range(3):
+            for b in range(3):
+                L[a, b] = F[centre, 0, a] * T[0, b] + F[centre, 1, a] * T[1, b] + F[centre, 2, a] * T[2, b]
+        cos_t = 0.5 * (L[0, 0] + L[1, 1] + L[2, 2] - 1.0)
+        k0 = L[2, 1] - L[1, 2]
+        k1 = L[0, 2] - L[2, 0]
+        k2 = L[1, 0] - L[0, 1]
+        s = np.sqrt(k0 * k0 + k1 * k1 + k2 * k2)  # 2 sin t
+        if s > 1e-12:
+            k0 /= s
+            k1 /= s
+            k2 /= s
+            t = np.arctan2(0.5 * s, cos_t)
+            most = _largest_turn(k0, k1, k2, R0, centre, g, group_start, group_members, group_offsets, circ[centre, 0])
+            if t >= most - ACTIVE_EPS:
+                active_limit = 1
+            if t > most:
+                axis_angle_matrix(L, k0, k1, k2, most)
+                # R = F[centre] L R0[centre]^T
+                mm_to(F[centre], L, T)
+                for a in range(3):
+                    for b in range(3):
+                        r[a, b] = T[a, 0] * R0[centre, b, 0] + T[a, 1] * R0[centre, b, 1] + T[a, 2] * R0[centre, b, 2]
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        for c in range(3):
+            p[k, c] = p[centre, c] + r[c, 0] * group_offsets[idx, 0] + r[c, 1] * group_offsets[idx, 1] \
+                + r[c, 2] * group_offsets[idx, 2]
+        mm_to(r, R0[k], T)
+        F[k, :, :] = T
+    return active_limit
+
+
+@njit(cache=True, error_model="numpy")
+def group_ends(group_of, group_start, group_members):
+    """(G, 2) int64: each group's centre and its lowest-numbered member."""
+    n_groups = group_start.shape[0] - 1
+    ends = np.zeros((max(n_groups, 1), 2), dtype=np.int64)
+    for j in range(group_of.shape[0]):
+        if group_of[j] >= 0:
+            ends[group_of[j], 0] = j
+    for g in range(n_groups):
+        first = group_members[group_start[g]]
+        for idx in range(group_start[g], group_start[g + 1]):
+            first = min(first, group_members[idx])
+        ends[g, 1] = first
+    return ends

@@ -6,7 +6,7 @@ they run for every joint of every iteration (array views and calls cost referenc
 array argument; on the CMU skeleton the four hinges make 20 such calls an iteration); the other
 limits take the general path (``fabrik.kernels.constraints``).
 
-Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik_constrained``. The
+Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik``. The
 tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list)`` of
 ``fabrik.model.rig.LimitTables``: ``Q[c] = R0[parent(c)]^T R0[c]``; ``rows`` (n, 13) the packed
 limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone c leaving j in
@@ -35,6 +35,7 @@ from fabrik.kernels.constraints import (ACTIVE_EPS, COL_AXIS, COL_CONE, COL_HING
 from fabrik.kernels.frames import (reorthonormalise, rotate_frame, rotation_between, transport, transported_z,
                                    twist_about_y, twist_between, up_axis)
 from fabrik.kernels.jacobian import restrict_frame
+from fabrik.kernels.rigid_groups import hold_group
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
 from fabrik.kernels.vec import TINY
 
@@ -406,18 +407,42 @@ def fit_root_frame(F0, p, root3, own_start, own_list, active, Q, M, R, d):
 
 @njit(cache=True, error_model="numpy")
 def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_list, active, local, root3,
-                   row_active, P3, R, d):
+                   row_active, P3, R, d, held):
     """Root onto its base, then outwards (module docstring). ``local[i]`` is the frame of an
     untargeted bone i relative to its parent frame. Fills ``row_active`` (per limit row). Each
-    bone's frame is built in place in F[i]; P3 (1, 3, 3), R (3, 3) and d (3,) are scratch."""
+    bone's frame is built in place in F[i]; P3 (1, 3, 3), R (3, 3) and d (3,) are scratch.
+
+    ``held``: the rigid groups held in this stage, ``(groups, rot, active_members, released,
+    ends, R0, root_free, scratch)`` (``groups`` the kernels' group tuple, ``rot`` each group's
+    turn, ``ends`` (G, 2) each group's centre and lowest-numbered member, ``R0`` the rest frames,
+    ``scratch`` the fit's (src, dst, h, L, T)): the members of a held group that is not released
+    are placed together by ``fabrik.kernels.rigid_groups.hold_group`` when the first of them is
+    reached."""
+    groups, rot, active_members, released, ends, R0, root_free, scratch = held
+    group_of, group_start, group_members, group_offsets, in_group, _ = groups
+    src, dst, fit_h, fit_L, fit_T = scratch
+    n_groups = group_start.shape[0] - 1
     n = parents.shape[0]
     p[0, 0] = root3[0]
     p[0, 1] = root3[1]
     p[0, 2] = root3[2]
     row_active[:] = 0
+    for g in range(n_groups):
+        if ends[g, 0] == 0 and active_members[g] >= 2 and not released[g]:
+            hold_group(p, F, 0, g, rot, active, group_start, group_members, group_offsets, R0, circ, root_free,
+                       src, dst, fit_h, fit_L, fit_T)
     for i in range(1, n):
         q = parents[i]
         L = lengths[i]
+        if n_groups > 0 and L > 0.0 and in_group[i] >= 0:
+            g = in_group[i]
+            if active_members[g] >= 2 and not released[g]:
+                c = ends[g, 0]
+                if c != 0 and ends[g, 1] == i:  # the group's first member: place them all
+                    if hold_group(p, F, c, g, rot, active, group_start, group_members, group_offsets, R0, circ,
+                                  root_free, src, dst, fit_h, fit_L, fit_T):
+                        row_active[c] = 1
+                continue
         if L == 0.0:
             p[i, 0] = p[q, 0]
             p[i, 1] = p[q, 1]

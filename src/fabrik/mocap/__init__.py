@@ -26,8 +26,8 @@ from fabrik.mocap.export import motion_from_positions, save_take
 from fabrik.mocap.frames_export import motion_from_frames
 from fabrik.mocap.reconstruct import DEFAULT_REL_TOL, Reconstruction, reconstruct_positions, reconstruct_take
 from fabrik.mocap.takes import (Take, coincident_groups, default_effectors, evaluated_joints, parse_frames,
-                                prepare_take, resolve_constraints)
+                                prepare_take, resolve_constraints, take_limits)
 
 __all__ = ["Take", "prepare_take", "default_effectors", "coincident_groups", "evaluated_joints", "parse_frames",
-           "resolve_constraints", "Reconstruction", "reconstruct_take", "reconstruct_positions", "DEFAULT_REL_TOL",
+           "resolve_constraints", "take_limits", "Reconstruction", "reconstruct_take", "reconstruct_positions", "DEFAULT_REL_TOL",
            "motion_from_positions", "save_take", "motion_from_frames"]

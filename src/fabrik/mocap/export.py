@@ -63,7 +63,8 @@ def _frames_and_limits(positions, frames, limits, take: Take):
         if limits.names != body.names or limits.n_joints != body.n_joints:
             raise ValueError("limits must be the solved skeleton (Take.body with constraints), whose joints are "
                              f"{body.names[:3]}...; got a skeleton with joints {limits.names[:3]}...")
-        return F, body.with_constraints({limits.names[j]: items for j, items in limits.constraints.items()})
+        return F, body.with_constraints({limits.names[j]: items for j, items in limits.constraints.items()},
+                                        reference=limits.limit_reference)
     if isinstance(limits, dict):
         return F, body.with_constraints(limits)
     raise ValueError(f"limits must be a mapping {{joint name: limits}} or the solved Skeleton, got "

@@ -3,7 +3,7 @@
 A solve with joint limits (``fabrik-constrained`` and the other methods with frames) returns a
 frame per joint (``extras["frames"]``, ``SequenceSolution.frames``): for joint i with a bone
 arriving from its parent, +Y along that bone and the bone's twist in the other two axes
-(``fabrik.solvers.skeleton_fabrik_constrained``). In BVH terms ``F[c] = W[parent(c)] R0[c]`` for
+(``fabrik.solvers.skeleton_fabrik``). In BVH terms ``F[c] = W[parent(c)] R0[c]`` for
 every non-zero bone c, with ``W`` the world rotation of a joint and ``R0`` the rest frames, so the
 world rotation of a joint j is ``F[c] R0[c]^T`` for its child bone c, twist included, and the
 limit on j bounds j's local rotation ``L[j] = W[parent(j)]^T W[j]`` written in the child's rest
@@ -250,6 +250,9 @@ def local_rotations_from_frames(skeleton, positions, frames, *, project: bool = 
         L = np.einsum("fji,fjk->fik", above, target[:, j])
         items = limits.get(j) if project else None
         if items:
+            # limits bound the turn from the joint's reference rotation A (identity at rest)
+            A = np.eye(3) if skeleton.limit_reference is None else skeleton.limit_reference[j]
+            L = A.T @ L
             own = [c for c in range(j + 1, n) if parents[c] == j and lengths[c] > 0.0]
             for _ in range(2 if len(own) > 1 else 1):
                 for c in own:
@@ -257,6 +260,7 @@ def local_rotations_from_frames(skeleton, positions, frames, *, project: bool = 
                     L = R0[c] @ project_child(items, M) @ R0[c].T
             if len(own) > 1:
                 L = _shrink_into(items, L, [R0[c] for c in own])
+            L = A @ L
         local[:, j] = L
         written[:, j] = above @ L
     return local

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fabrik.mocap.takes import (Take, check_positions, effector_indices, prepare_take, resolve_constraints)
+from fabrik.mocap.takes import Take, check_positions, effector_indices, prepare_take, take_limits
 from fabrik.model.motion import Motion
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import registry
@@ -100,7 +100,7 @@ def _solve(skeleton: Skeleton, truth: np.ndarray, eff: list[int], method: str, t
         if registry.takes_option(chosen, "skeleton", name):
             given[name] = value
     if registry.takes_option(chosen, "skeleton", "initial_frames") and options.get("initial_frames") is None:
-        from fabrik.solvers.skeleton_fabrik_constrained import frames_from_pose
+        from fabrik.model.pose_frames import frames_from_pose
 
         options = {**options, "initial_frames": frames_from_pose(skeleton, truth[0])}
     if options.get("initial_frames") is not None:
@@ -209,8 +209,8 @@ def reconstruct_take(skeleton: Skeleton, motion: Motion, *, effectors: Sequence[
                          "('humanoid', a constraints JSON file or a mapping)")
     unplaced: tuple[str, ...] = ()
     if constraints is not None:
-        limits, missed = resolve_constraints(body, constraints, pose=take.body_positions[0])
-        body = body.with_constraints(limits)
+        limits, reference, missed = take_limits(take, constraints)
+        body = body.with_constraints(limits, reference=reference)
         unplaced = tuple(missed)
         if registry.takes_option(registry.route(method, "skeleton", limited=True).name, "skeleton", "initial_frames"):
             options.setdefault("initial_frames", take.initial_frames())

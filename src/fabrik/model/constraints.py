@@ -457,6 +457,38 @@ def _check_planar(items, where: str) -> None:
             raise ValueError(f"{where}: a 2D chain's Twist range must include 0, got [{item.min}, {item.max}]")
 
 
+def reference_rotations(skeleton, value) -> np.ndarray:
+    """A skeleton's ``limit_reference`` from ``value``: an (n, 3, 3) array of rotations, or a
+    mapping {joint name or index: rotation} (``as_rotation_matrix``; other joints identity).
+    Returned read-only (n, 3, 3) float64. ValueError for an unknown joint, a bad rotation, a
+    wrong shape, or a reference on the root (the root's limits are measured against the root
+    orientation a solve holds)."""
+    from fabrik.model._frozen import frozen
+
+    n = skeleton.n_joints
+    if isinstance(value, Mapping):
+        out = np.tile(_EYE3, (n, 1, 1))
+        for key, rotation in value.items():
+            j = skeleton.index(key) if isinstance(key, str) else int(key)
+            if not 0 <= j < n:
+                raise ValueError(f"reference: joint index {j} out of range 0..{n - 1}")
+            out[j] = as_rotation_matrix(rotation, f"reference[{skeleton.names[j]!r}]")
+    else:
+        try:
+            out = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"reference must be a mapping {{joint: rotation}} or an ({n}, 3, 3) array, got "
+                             f"{type(value).__name__}") from None
+        if out.shape != (n, 3, 3):
+            raise ValueError(f"reference must have shape ({n}, 3, 3), one rotation per joint, got {out.shape}")
+        for j in range(n):
+            out[j] = as_rotation_matrix(out[j], f"reference[{skeleton.names[j]!r}]")
+    if np.abs(out[0] - _EYE3).max() > 1e-12:
+        raise ValueError(f"reference: the root {skeleton.names[0]!r} cannot have one (its limits are measured "
+                         "against the root orientation a solve holds)")
+    return frozen(out)
+
+
 def normalise_skeleton_constraints(skeleton, mapping: Mapping[Any, Any]) -> dict[int, tuple]:
     """Check ``{joint name or index: constraint(s)}`` for ``skeleton``; return ``{index: tuple}``.
 

@@ -111,6 +111,59 @@ class ChannelLayout:
 
 
 @dataclass(frozen=True, eq=False)
+class PrintedPrecision:
+    """How finely a BVH file printed its numbers, and so how much rounding its values can carry
+    (``fabrik.load_bvh`` records it as ``Motion.precision``).
+
+    A number's last printed digit is worth ``10**-place``, and it shows ``significant`` digits
+    from its first non-zero one (``fabrik.io._bvh_common.printed_digits``: ``0.0955832`` has place
+    7 and 6 digits, ``15.735700`` place 6 and 8 digits). A writer prints a fixed number of decimals
+    (``%.6f``: one place for every value) or of significant digits (``%g``: the place follows the
+    value's size), and may drop trailing zeros; a value ``v`` of a column whose numbers show at
+    most ``place`` and ``significant`` is therefore within ``rounding(v, place, significant)`` =
+    ``0.5 * max(10**-place, 10**(floor(log10|v|) - significant + 1))`` of what was printed from,
+    the coarser of the two readings.
+
+    Attributes:
+        places, significant: (C,) int64, per channel of the layout (file order): the finest place
+            and the most significant digits among its numbers with a non-zero digit (a printed
+            ``0`` tells nothing of the digits kept); a channel with no such number has the
+            ``coordinate_`` ones.
+        coordinate_place, coordinate_significant: the same over every position channel (world
+            coordinates for the root), else over the OFFSETs when no position channel has a
+            non-zero digit.
+        offset_place, offset_significant: the same over the hierarchy's OFFSET values.
+    """
+
+    places: np.ndarray
+    significant: np.ndarray
+    coordinate_place: int
+    coordinate_significant: int
+    offset_place: int
+    offset_significant: int
+
+    def __post_init__(self):
+        places = frozen(self.places, np.int64)
+        significant = frozen(self.significant, np.int64)
+        if places.ndim != 1 or places.shape != significant.shape:
+            raise ValueError(f"places and significant must be (C,) arrays of one shape, got {places.shape} and "
+                             f"{significant.shape}")
+        object.__setattr__(self, "places", places)
+        object.__setattr__(self, "significant", significant)
+
+    @staticmethod
+    def rounding(values, place, significant) -> np.ndarray:
+        """How far each of ``values`` may be from what was printed from: half the worth of its last
+        digit, read as the coarser of ``place`` decimals and ``significant`` digits (class notes).
+        ``place`` and ``significant`` broadcast against ``values``."""
+        v = np.abs(np.asarray(values, dtype=np.float64))
+        with np.errstate(divide="ignore"):
+            size = np.floor(np.log10(v))  # -inf for 0: only the place counts
+        worth = np.maximum(-np.asarray(place, dtype=np.float64), size - np.asarray(significant) + 1)
+        return 0.5 * 10.0 ** np.clip(worth, -400.0, 300.0)
+
+
+@dataclass(frozen=True, eq=False)
 class Motion:
     """Joint rotations over F frames for a skeleton of n joints (immutable).
 
@@ -123,6 +176,9 @@ class Motion:
             joint's skeleton offset (BVH position channels on non-root joints).
         layout: the BVH channel layout the motion came with (or should be saved with); None for
             the default (see ``ChannelLayout.default``).
+        precision: for a motion read from a BVH file, the digits its numbers were printed with
+            (``PrintedPrecision``, one entry per channel of ``layout``); None for one made in
+            memory. ``fabrik.mocap.prepare_take`` judges fixed bones by it.
     """
 
     rotations: np.ndarray
@@ -130,6 +186,7 @@ class Motion:
     frame_time: float = 1.0 / 30.0
     joint_translations: Mapping[int, np.ndarray] = field(default_factory=dict)
     layout: ChannelLayout | None = None
+    precision: PrintedPrecision | None = None
 
     def __post_init__(self):
         # this copy becomes the field (read-only at the end): a long take's rotations are hundreds
@@ -174,6 +231,12 @@ class Motion:
                 raise ValueError(f"layout must be a ChannelLayout or None, got {type(self.layout).__name__}")
             if len(self.layout.channels) != n:
                 raise ValueError(f"layout has {len(self.layout.channels)} joints, rotations have {n}")
+        if self.precision is not None:
+            if not isinstance(self.precision, PrintedPrecision):
+                raise ValueError(f"precision must be a PrintedPrecision or None, got {type(self.precision).__name__}")
+            if self.layout is None or self.precision.places.shape[0] != self.layout.n_channels:
+                raise ValueError("precision needs the layout whose channels it describes "
+                                 f"({self.precision.places.shape[0]} channels)")
         rot.setflags(write=False)
         object.__setattr__(self, "rotations", rot)
         object.__setattr__(self, "root_positions", frozen(root))
@@ -506,5 +569,5 @@ def rotations_from_positions(skeleton: Skeleton, positions, reference_rotations=
     return Motion.from_matrices(local, pos[:, 0], frame_time, layout=layout)
 
 
-__all__ = ["Motion", "ChannelLayout", "rotations_from_positions", "CHANNEL_NAMES", "POSITION_CHANNELS",
-           "ROTATION_CHANNELS"]
+__all__ = ["Motion", "ChannelLayout", "PrintedPrecision", "rotations_from_positions", "CHANNEL_NAMES",
+           "POSITION_CHANNELS", "ROTATION_CHANNELS"]

@@ -44,6 +44,8 @@ class Rig(NamedTuple):
             (``kernel_groups``).
         rest_frames: (n, 3, 3) the joint frames at rest ``R0`` (``rest_frames``).
         Q: (n, 3, 3) ``R0[parent(c)]^T R0[c]`` (identity for the root and zero-length bones).
+        limit_Q: (n, 3, 3) what the limits measure bone c from: ``R0[q]^T A[q] R0[c]``, q =
+            parent(c) and A the skeleton's ``limit_reference`` (identity where none: ``Q``).
         own_start, own_list: int64 CSR lists of the non-zero bones whose reference frame is joint
             i's frame (children of i, looking through zero-length children).
         limits: the limit tuple the kernels get with frames (``limit_tables``; solves without
@@ -64,6 +66,7 @@ class Rig(NamedTuple):
     kernel_groups: dict
     rest_frames: np.ndarray
     Q: np.ndarray
+    limit_Q: np.ndarray
     own_start: np.ndarray
     own_list: np.ndarray
     limits: tuple
@@ -100,7 +103,7 @@ class Rig(NamedTuple):
 
 #: What the kernels get for a solve without limits: no limit tables, and no frames.
 NO_LIMITS = (np.zeros((0, 3, 3)), np.zeros((0, 13)), np.zeros((0, 2)), np.zeros((0, 7)), np.zeros(1, dtype=np.int64),
-             np.zeros(0, dtype=np.int64))
+             np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)))
 NO_FRAMES = np.zeros((0, 3, 3))
 #: What the kernels get when limbs do not swing.
 NO_LIMBS = np.zeros(0, dtype=np.int64)
@@ -427,8 +430,22 @@ def frame_layout(parents: np.ndarray, lengths: np.ndarray, rest_dirs: np.ndarray
     return np.ascontiguousarray(R0), np.ascontiguousarray(Q), own_start, own_list
 
 
-def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np.ndarray) -> tuple:
-    """The limit tuple of the kernels, ``(Q, rows, circ, hcs, own_start, own_list)``: ``rows`` the
+def limit_frames(parents: np.ndarray, lengths: np.ndarray, R0: np.ndarray, Q: np.ndarray, reference) -> np.ndarray:
+    """``Rig.limit_Q``: ``Q`` where ``reference`` (the skeleton's ``limit_reference``) is None,
+    else ``R0[q]^T reference[q] R0[c]`` for every non-zero bone c, q its parent."""
+    if reference is None:
+        return Q
+    out = Q.copy()
+    for c in range(1, parents.shape[0]):
+        if lengths[c] > 0.0:
+            q = int(parents[c])
+            out[c] = R0[q].T @ reference[q] @ R0[c]
+    return np.ascontiguousarray(out)
+
+
+def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np.ndarray, R0: np.ndarray) -> tuple:
+    """The limit tuple of the kernels, ``(Q, rows, circ, hcs, own_start, own_list, R0)``: ``Q``
+    what each bone's limit is measured from (``Rig.limit_Q``), ``R0`` the rest frames; ``rows`` the
     packed limits (``pack_limits``), row j for the bones leaving j; ``circ`` (n, 2) (cos, sin) of the
     half-angle where row j is a circular cone without a twist limit (a closed form), (2, 0)
     elsewhere; ``hcs`` (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge
@@ -436,7 +453,7 @@ def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np
     rows of zeros: the frames are still followed when a constrained method solves it.)"""
     rows = np.ascontiguousarray(pack_limits(constraints, Q.shape[0]))
     circ, hcs = closed_forms(rows)
-    return (Q, rows, circ, hcs, own_start, own_list)
+    return (Q, rows, circ, hcs, own_start, own_list, R0)
 
 
 def rig(skeleton) -> Rig:
@@ -483,9 +500,10 @@ def _build(skeleton) -> Rig:
     limbs = limb_groups(parents, lengths, rest, tops)
     auto = auto_groups(parents, lengths, rest, tops)
     R0, Q, own_start, own_list = frame_layout(parents, lengths, rest_dirs)
+    limit_Q = limit_frames(parents, lengths, R0, Q, skeleton.limit_reference)
     return Rig(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
                {name: i for i, name in enumerate(skeleton.names)}, tops, held, kernel_groups(groups, limbs, auto), R0,
-               Q, own_start, own_list, limit_tables(skeleton.constraints, Q, own_start, own_list))
+               Q, limit_Q, own_start, own_list, limit_tables(skeleton.constraints, limit_Q, own_start, own_list, R0))
 
 
-__all__ = ['Rig', 'rig', 'NO_LIMITS', 'NO_FRAMES', 'NO_LIMBS', 'RIGID_MODES', 'rigid_mode', 'child_lists', 'rigid_groups', 'limb_groups', 'auto_groups', 'twist_branches', 'limb_tops', 'held_limb_tops', 'limb_pivot', 'kernel_groups', 'rest_frames', 'frame_layout', 'limit_tables', 'LIMB_SPREAD', 'TWIST_OFF_LINE', 'REST_UP_SWITCH']
+__all__ = ['Rig', 'rig', 'NO_LIMITS', 'NO_FRAMES', 'NO_LIMBS', 'RIGID_MODES', 'rigid_mode', 'child_lists', 'rigid_groups', 'limb_groups', 'auto_groups', 'twist_branches', 'limb_tops', 'held_limb_tops', 'limb_pivot', 'kernel_groups', 'rest_frames', 'frame_layout', 'limit_frames', 'limit_tables', 'LIMB_SPREAD', 'TWIST_OFF_LINE', 'REST_UP_SWITCH']

@@ -40,12 +40,16 @@ class Skeleton:
         parents: (n,) int64, read-only; ``parents[0] == -1`` and ``0 <= parents[i] < i`` otherwise.
         offsets: (n, 3) float64, read-only; rest offset of each joint from its parent.
         constraints: joint index -> tuple of joint limits (see ``fabrik.constraints``).
+        limit_reference: None, or (n, 3, 3) float64, read-only: the local rotation of each joint
+            that its limits are measured from (docs/constraints.md, "Reference rotations");
+            None measures every limit from the rest pose (identity), as does the identity row.
     """
 
     names: tuple[str, ...]
     parents: np.ndarray
     offsets: np.ndarray
     constraints: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
+    limit_reference: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.names)
@@ -94,6 +98,10 @@ class Skeleton:
         elif not isinstance(self.constraints, Mapping):
             raise ValueError(f"constraints must be a mapping {{joint name: constraint(s)}}, got "
                              f"{type(self.constraints).__name__}")
+        if self.limit_reference is not None:
+            from fabrik.model.constraints import reference_rotations
+
+            object.__setattr__(self, "limit_reference", reference_rotations(self, self.limit_reference))
 
     @classmethod
     def from_parents(cls, names: Sequence[str], parents: Sequence[int], offsets) -> "Skeleton":
@@ -192,11 +200,19 @@ class Skeleton:
         p = self.rest_positions() if positions is None else np.asarray(positions)
         return float(np.max(p.max(axis=0) - p.min(axis=0)))
 
-    def with_constraints(self, constraints: Mapping[str, Any]) -> "Skeleton":
-        """A copy with joint limits attached (joint name -> constraint or list of them)."""
+    def with_constraints(self, constraints: Mapping[str, Any], reference=None) -> "Skeleton":
+        """A copy with joint limits attached (joint name -> constraint or list of them).
+
+        ``reference``: the local rotation each joint's limits are measured from, as a mapping
+        {joint name: rotation} (a 3 x 3 matrix, an (x, y, z, w) quaternion or a scipy Rotation;
+        joints left out keep the identity) or an (n, 3, 3) array; None (default) keeps this
+        skeleton's own (``limit_reference``), which is the rest pose unless set.
+        """
         from fabrik.model.constraints import normalise_skeleton_constraints
 
-        return replace(self, constraints=normalise_skeleton_constraints(self, constraints))
+        limits = normalise_skeleton_constraints(self, constraints)
+        return replace(self, constraints=limits,
+                       limit_reference=self.limit_reference if reference is None else reference)
 
     def __repr__(self) -> str:
         return f"Skeleton(n_joints={self.n_joints}, root={self.names[0]!r}, leaves={len(self.leaves)})"

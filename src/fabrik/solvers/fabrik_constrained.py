@@ -75,11 +75,11 @@ def prepare(chain):
     return hit
 
 
-def chain_limit_violations(chain, positions, frames) -> np.ndarray:
+def chain_limit_violations(chain, positions, frames, directions_only: bool = False) -> np.ndarray:
     """How far (radians) each joint's limits are exceeded on a chain; (..., n), 0 where every
     limit holds (and for the effector, which has no bone).
 
-    The chain's counterpart of ``fabrik.solvers.skeleton_fabrik_constrained.limit_violations``,
+    The chain's counterpart of ``fabrik.model.pose_frames.limit_violations`` (skeletons),
     the same measure in pure NumPy, independent of the kernels: ``positions`` (..., n, d) in the
     chain's dimension and ``frames`` (..., n, 3, 3) (a constrained solve's ``extras["frames"]``)
     may carry leading axes. Joint i's limits restrict bone i (joint i -> i + 1) in the frame H of
@@ -88,7 +88,8 @@ def chain_limit_violations(chain, positions, frames) -> np.ndarray:
     ``Twist``'s (and a hinge's implicit zero twist's) excess of ``frames[i]``'s twist relative to
     H (3D chains only: a 2D chain has no twist). Also counted: the angle between ``frames[i]``'s
     +Y and the bone. A zero-length bone has no direction of its own: its frame's +Y stands for it
-    (docs/constraints.md, "Edge cases").
+    (docs/constraints.md, "Edge cases"). ``directions_only``: the bones' directions alone, twists
+    left out (what positions show), as the skeletons' measure takes it.
 
     ``fabrik.constraints.limit_violations`` checks the numbers (finite coordinates, rotation
     frames) before it calls this.
@@ -96,7 +97,7 @@ def chain_limit_violations(chain, positions, frames) -> np.ndarray:
     Raises:
         ValueError: shapes that do not match the chain.
     """
-    from fabrik.solvers.skeleton_fabrik_constrained import _vec_cone_violation, _vec_twist
+    from fabrik.model.pose_frames import _vec_cone_violation, _vec_twist
 
     n, dim = chain.n_joints, chain.dim
     p = np.asarray(positions, dtype=np.float64)
@@ -129,7 +130,7 @@ def chain_limit_violations(chain, positions, frames) -> np.ndarray:
                 off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
                 theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
                 worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
-        if dim == 3:
+        if dim == 3 and not directions_only:
             twist = _vec_twist(H, F[..., i, :, :])
             has_twist = any(isinstance(item, Twist) for item in items)
             for item in items:

@@ -127,7 +127,7 @@ METHODS: dict[str, Method] = {}
 METHOD_MODULES = (
     "fabrik.solvers.fabrik", "fabrik.solvers.ccd", "fabrik.solvers.jacobian", "fabrik.solvers.ftl",
     "fabrik.solvers.triangulation", "fabrik.solvers.fabrik_constrained", "fabrik.solvers.ccd_constrained",
-    "fabrik.solvers.skeleton_fabrik", "fabrik.solvers.skeleton_fabrik_constrained", "fabrik.solvers.skeleton_methods",
+    "fabrik.solvers.skeleton_fabrik", "fabrik.solvers.skeleton_methods",
     "fabrik.solvers.jacobian_constrained", "fabrik.solvers.skeleton_methods_constrained", "fabrik.solvers.arm",
 )
 _loaded = False

@@ -9,7 +9,7 @@ turns to its limit before applying the turn; the Jacobian methods take their usu
 clamp every joint into its limits, from the root outwards. Every returned pose (and every pose in
 between) satisfies every limit, with exact bone lengths.
 
-Limits, frames and the root follow ``fabrik.solvers.skeleton_fabrik_constrained`` exactly (the
+Limits, frames and the root follow ``fabrik.solvers.skeleton_fabrik`` exactly (the
 same ``limit_violations`` checks every method): a limit on joint j restricts the bones leaving j,
 in the reference frame ``F[j] R0[j]^T R0[c]``; frames come from ``initial_frames`` (or from the
 initial pose, ``frames_from_pose``); the root's orientation is held at ``initial_frames[0]`` or
@@ -36,8 +36,8 @@ from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import Solution
 from fabrik.model.rig import rig
 from fabrik.solvers.skeleton_fabrik import _writable, array_inputs, prepare, raise_kernel_error
-from fabrik.solvers.skeleton_fabrik_constrained import (FrameOptions,
-                                                        constrained_skeleton_solution, frames_from_pose)
+from fabrik.model.pose_frames import frames_from_pose
+from fabrik.solvers.skeleton_fabrik import FrameOptions, constrained_skeleton_solution
 from fabrik.solvers.skeleton_methods import CODES, NO_SETTINGS, kernel_settings
 
 
@@ -80,7 +80,7 @@ def _run(name, code, skeleton, idx, pos, p0, frames, root, root_from_target, tol
         settings_)
     if status < 0:
         raise_kernel_error(status, skeleton, idx)
-    refresh_active(F, arrays.parents, arrays.lengths, arrays.Q, arrays.limit_rows, row_active)
+    refresh_active(F, arrays.parents, arrays.lengths, arrays.limit_Q, arrays.limit_rows, row_active)
     return constrained_skeleton_solution(skeleton, name, out, F, row_active, iterations, errors, status, idx)
 
 
