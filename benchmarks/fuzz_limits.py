@@ -3,10 +3,18 @@ method, counting limits exceeded by more than 1e-6 rad, bone lengths off by more
 reach, NaN and solves over 2 s (``fabrik_experiments.fuzz_limits`` draws and measures the cases).
 
     PYTHONPATH=src python benchmarks/fuzz_limits.py [--cases 10000] [--seed 31] [--json out.json]
+    PYTHONPATH=src python benchmarks/fuzz_limits.py --surface inputs [--cases 10000] [--seed 40]
 
 Each case is solved by one constrained method, taken in turn (chains: every chain method with
 limits; trees: every skeleton method with limits). Prints the counts and the first failures;
 exit code 1 when any case fails.
+
+``--surface inputs`` fuzzes the limits' own API instead (issue 40): limit files written and read
+back, whole or spoiled; ``Cone``, ``Hinge`` and ``Twist`` built from random and junk arguments;
+``limit_violations`` on random and spoiled poses (``fabrik_experiments.fuzz_limit_inputs``). A
+failure there is an exception other than a ``ValueError`` (a ``LimitsFileError`` for files), a
+file that does not load back as saved, a limit outside its ranges, or violations that are not
+finite, >= 0 and of the right shape.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from collections import Counter
 import numpy as np
 
 from fabrik._progress import progress_bar
+from fabrik_experiments.fuzz_limit_inputs import describe_input, random_input_case, run_input_case
 from fabrik_experiments.fuzz_limits import (chain_methods, describe, failures, random_case, run_case,
                                             skeleton_methods, warm_up)
 
@@ -34,6 +43,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=31)
     p.add_argument("--json", help="write the counts as JSON here")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--surface", choices=("solve", "inputs"), default="solve",
+                   help="solve: limited models solved (default); inputs: limit files, limit types, limit_violations")
     args = p.parse_args(argv)
     from fabrik.cli._common import prepare_output
 
@@ -41,6 +52,8 @@ def main(argv=None) -> int:
         prepare_output(args.json, "--json")
     except ValueError as exc:
         p.error(str(exc))
+    if args.surface == "inputs":
+        return _inputs(args)
     rng = np.random.default_rng(args.seed)
     methods = {"chain": chain_methods(), "tree": skeleton_methods()}
     warm_up(methods["chain"], methods["tree"])  # compile outside the timed solves
@@ -95,6 +108,38 @@ def main(argv=None) -> int:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=1)
     return 1 if counts["failed"] or counts["crashed"] else 0
+
+
+def _inputs(args) -> int:
+    """The ``--surface inputs`` run."""
+    rng = np.random.default_rng(args.seed)
+    counts = Counter()
+    shown = []
+    start = time.perf_counter()
+    with progress_bar(not args.no_progress, args.cases, "fuzz limit inputs", "case") as bar:
+        for k in range(args.cases):
+            case = random_input_case(rng)
+            found, refused = run_input_case(case)
+            counts[f"{case['kind']} cases"] += 1
+            counts[f"{case['kind']} cases refused with a ValueError"] += int(refused)
+            if found:
+                counts["failed"] += 1
+                if len(shown) < 10:
+                    shown.append(f"case {k}: {'; '.join(found)}; {describe_input(case)}")
+            if bar is not None:
+                bar.update(1)
+    elapsed = time.perf_counter() - start
+    print(f"{args.cases} limit-input cases (seed {args.seed}) in {elapsed:.0f} s")
+    for key in sorted(counts):
+        print(f"  {key}: {counts[key]}")
+    print(f"  failed: {counts['failed']}")
+    for line in shown:
+        print("   ", line)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"cases": args.cases, "seed": args.seed, "surface": "inputs", "seconds": round(elapsed, 1),
+                       "counts": dict(counts)}, fh, indent=1)
+    return 1 if counts["failed"] else 0
 
 
 if __name__ == "__main__":

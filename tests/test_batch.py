@@ -161,6 +161,11 @@ def test_result_record(table1):
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), max_iter=-2), "max_iter must be"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="cuda"), "backend must be one of"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout="soa"), "layout must be one of"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), layout=["lockstep"]), "layout must be one of"),
+    # issue 40: Warp ignored the layout silently
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="warp", layout="per-thread"),
+     "layout='per-thread' is for backend 'numba'"),
+    (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), backend="warp", layout="lockstep"), "is for backend 'numba'"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), threads=0), "threads must be"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), device="cpu"), "device is a Warp option"),
     (lambda c: fabrik.solve_batch(c, np.zeros((3, 3)), damping=1.0), "takes no option 'damping'; it takes turn_start"),
@@ -257,3 +262,43 @@ def test_bench_batch_cli(tmp_path):
     assert (tmp_path / "batch_solves_per_second.png").is_file() and (tmp_path / "batch_chain_length.png").is_file()
     assert main(["bench", "batch", "--targets", "0"]) == 2
     assert main(["bench", "batch", "--lengths", "1,x"]) == 2
+
+
+def test_caps_beyond_one_slice_are_clamped_and_sliced_as_solve_does():
+    """Found by benchmarks/fuzz_batch.py: max_iter=10**30 ran a limited batch for 2**62
+    iterations (solve_batch did not clamp to the method's ceiling), and caps beyond
+    SLICE_ITERATIONS gave other answers than fabrik.solve, which runs its kernel in slices."""
+    from fabrik.constraints import Hinge, Twist
+
+    chain = Chain.from_positions(np.array([
+        [-0.23437353996507287, -0.5773489935412224, -1.5642935372454174],
+        [-0.2119383716001486, -0.6029136551417824, -1.5490910016201613],
+        [-0.18400551188561654, -0.6347428839009641, -1.5301631162565124],
+        [0.6869536004476431, -1.627192533154985, -0.9399831488938103]])).with_constraints({
+            0: (Cone(2.9861009029439485, 1.5707963267948966, 3.0915926535897933, 0.01),
+                Twist(1.7005451129661866, 2.2593037412953247)),
+            1: (Hinge((0.9732270238376736, 0.0, -0.22984594856569582), -2.9665170341489993, np.pi), Twist(0.0, 0.0)),
+            2: (Hinge((0.8413958140319762, 0.0, -0.5404193595065486), 1.7563464382511835, np.pi),
+                Twist(-3.106729220503512, -1.387371810544123))})
+    targets = np.array([[-1.2318830613076999, 0.43239565788033274, -2.4345989581935292],
+                        [1.4273080516022723, -1.9473657396084818, -1.882564473187785]])
+    root = np.array([0.6580065029363926, 0.8790309302542227, 0.03099627453750342])
+    for max_iter in (10 ** 5, 10 ** 30):
+        result = fabrik.solve_batch(chain, targets, root=root, tol=1.5650316635937997e-12, max_iter=max_iter)
+        for k, target in enumerate(targets):
+            single = fabrik.solve(chain, target, root=root, tol=1.5650316635937997e-12, max_iter=max_iter)
+            np.testing.assert_array_equal(result.positions[k], single.positions)
+            assert result.iterations[k] == single.iterations <= fabrik.method("fabrik-constrained").chain.max_iter_ceiling
+            assert result.statuses()[k] == single.status
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_plain_caps_beyond_one_slice_match_solve(layout):
+    """An unconstrained batch continues a target that ended a slice max_iterations from its pose,
+    as fabrik.solve's slices do: targets near a two-bone arm's own root converge sublinearly
+    (docs/conventions.md, "Known limits"), past one slice of 10,000 iterations."""
+    chain = Chain.from_positions(np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0.0]]))
+    targets = np.array([[0.0006, 0.0008, 0.001], [0.006, 0.008, 0.001], [0.06, 0.08, 0.001], [1.0, 1.0, 0.0]])
+    result = fabrik.solve_batch(chain, targets, tol=1e-9, max_iter=25_000, layout=layout)
+    assert (result.iterations > 10_000).sum() >= 2  # more than one slice
+    assert_same_as_solve(chain, targets, result, tol=1e-9, max_iter=25_000)

@@ -118,7 +118,7 @@ def test_json_round_trip(tmp_path, units):
     ('{"joints": {}}', "units"),
     ('{"units": "grads", "joints": {}}', "units"),
     ('{"units": "degrees", "joints": []}', "joints"),
-    ('{"units": "degrees", "joints": {"knee": [{"type": "ball"}]}}', "joint 'knee', entry 0: unknown type"),
+    ('{"units": "degrees", "joints": {"knee": [{"type": "ball"}]}}', "joint 'knee', entry 0, field 'type': unknown type"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "cone", "up": 10}]}}', "joint 'knee', entry 0.*missing"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "twist", "min": 5, "max": 1}]}}', "entry 0.*Twist.min"),
     ('{"units": "degrees", "joints": {"knee": [{"type": "twist", "min": "a", "max": 1}]}}', "entry 0.*'min'"),
@@ -418,3 +418,60 @@ def test_chain_constraints_refuse_one_joint_given_twice():
     chain = fabrik.Chain.straight(4)
     with pytest.raises(ValueError, match="given twice"):
         chain.with_constraints({1: Cone.circular(0.1), "1": Cone.circular(2.0)})
+
+
+# --- limit_violations on chains ---------------------------------------------------------------
+def test_limit_violations_measures_a_chain():
+    """Issue 40: it raised AttributeError: 'Chain' object has no attribute 'parents'."""
+    import fabrik
+    from fabrik.constraints import limit_violations
+
+    chain = fabrik.Chain.straight(4).with_constraints({1: Cone.circular(0.5)})
+    sol = fabrik.solve(chain, [1.0, 1.0, 1.0])
+    held = limit_violations(chain, sol.positions, sol.extras["frames"])
+    assert held.shape == (4,) and np.all(held <= 1e-9)
+    # bones 0 and 1 along +Y (identity frames), bone 2 turned 0.8 rad about x: 0.3 rad beyond a
+    # 0.5 rad cone on joint 2
+    c, s = math.cos(0.8), math.sin(0.8)
+    bent = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 2 + c, s]], float)
+    frames = np.repeat(np.eye(3)[None], 4, axis=0)
+    frames[2:] = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    free = fabrik.Chain.straight(4).with_constraints({2: Cone.circular(0.5)})
+    got = limit_violations(free, bent, frames)
+    assert got == pytest.approx([0.0, 0.0, 0.3, 0.0], abs=1e-12)
+    stacked = limit_violations(free, np.stack([bent, bent]), np.stack([frames, frames]))
+    assert stacked.shape == (2, 4) and stacked == pytest.approx(np.stack([got, got]), abs=0)
+
+
+def test_limit_violations_checks_its_input():
+    import fabrik
+    from fabrik.constraints import limit_violations
+
+    chain = fabrik.Chain.straight(3).with_constraints({0: Cone.circular(0.5)})
+    frames = np.repeat(np.eye(3)[None], 3, axis=0)
+    with pytest.raises(ValueError, match=r"positions \(\.\.\., 3, 3\) and frames"):
+        limit_violations(chain, np.zeros((4, 3)), frames)
+    with pytest.raises(ValueError, match="positions contains a non-finite value"):
+        limit_violations(chain, np.full((3, 3), np.nan), frames)
+    with pytest.raises(ValueError, match="positions has a coordinate of size 1e"):
+        limit_violations(chain, np.full((3, 3), 1e300), frames)
+    with pytest.raises(ValueError, match="frames must be rotation matrices"):
+        limit_violations(chain, np.zeros((3, 3)), np.zeros((3, 3, 3)))
+    with pytest.raises(ValueError, match="frames must be rotation matrices"):
+        limit_violations(chain, np.zeros((3, 3)), -frames)  # a reflection
+    with pytest.raises(ValueError, match="positions must be real numbers"):
+        limit_violations(chain, np.zeros((3, 3)) * 1j, frames)
+    body = fabrik.models.humanoid()
+    with pytest.raises(ValueError, match="frames must be finite"):
+        limit_violations(body, body.rest_positions(), np.full((13, 3, 3), np.nan))
+    with pytest.raises(ValueError, match="a fabrik.Chain or a fabrik.Skeleton"):
+        limit_violations("chain", np.zeros((3, 3)), frames)
+
+
+@pytest.mark.parametrize("make", [lambda big: Cone(big, 1, 1, 1), lambda big: Cone.circular(big),
+                                  lambda big: Hinge((1, 0, 0), big, 1), lambda big: Twist(0, big),
+                                  lambda big: Hinge((big, 0, 0), 0, 1)])
+def test_limits_refuse_integers_beyond_float64(make):
+    """Found by benchmarks/fuzz_limits.py --surface inputs: an int of 10**400 raised OverflowError."""
+    with pytest.raises(ValueError, match="must be (a number|3 numbers)"):
+        make(10 ** 400)

@@ -3,13 +3,15 @@ range (bone lengths within 6 decades, zero-length bones, cones from 0.01 rad to 
 and twist ranges touching +-pi) solved by every constrained method: no limit exceeded by more than
 1e-6 rad, bone lengths kept to 1e-9 of the reach, no NaN, no solve over 2 s. Hypothesis draws the
 cases' seeds (the same ones every CI run: tests/conftest.py), ``fabrik_experiments.fuzz_limits``
-builds and measures them; ``benchmarks/fuzz_limits.py`` runs 10,000. The cases the fuzzing run
-found are pinned below, as are mutated BVH numbers.
+builds and measures them; ``benchmarks/fuzz_limits.py`` runs 10,000. The same for
+``fabrik.solve_batch`` (``fabrik_experiments.fuzz_batch``, ``benchmarks/fuzz_batch.py``). The
+cases the fuzzing runs found are pinned below, as are mutated BVH numbers.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -18,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fabrik
-from fabrik.constraints import Cone, Hinge, Twist
+from fabrik.constraints import Cone, Hinge, Twist, limit_violations
 from fabrik.io.bvh import BVHError, loads_bvh
 from fabrik.model.constraints import MAX_SCALE_DECADES, MIN_CONE_ANGLE, twist_excess
-from fabrik_experiments.fuzz_limits import (LENGTH_TOL, LIMIT_TOL, chain_limit_violation, chain_methods, describe,
+from fabrik_experiments.fuzz_limits import (LENGTH_TOL, LIMIT_TOL, chain_methods, describe,
                                             failures, random_chain_case, random_tree_case, run_case,
                                             skeleton_methods, warm_up)
 
@@ -54,6 +56,70 @@ def test_random_limited_trees_hold_their_limits_with_every_method(seed):
     for method in SKELETON_METHODS:
         found = failures(run_case(case, method))
         assert not found, f"{method}: {found}; {describe(case)}"
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_batches_answer_as_solve_or_refuse_with_a_value_error(seed):
+    """benchmarks/fuzz_batch.py's cases (well formed and malformed solve_batch calls): a
+    ValueError, or every checked answer correct and fabrik.solve's."""
+    from fabrik_experiments.fuzz_batch import describe as describe_batch
+    from fabrik_experiments.fuzz_batch import random_case as random_batch_case
+    from fabrik_experiments.fuzz_batch import run_case as run_batch_case
+
+    case = random_batch_case(np.random.default_rng(seed))
+    found, _, _ = run_batch_case(case)
+    assert not found, f"{found}; {describe_batch(case)}"
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_limit_inputs_are_taken_or_refused_with_a_value_error(seed):
+    """benchmarks/fuzz_limits.py --surface inputs: limit files (whole or spoiled), limit types
+    from random arguments, limit_violations on random and spoiled poses."""
+    from fabrik_experiments.fuzz_limit_inputs import describe_input, random_input_case, run_input_case
+
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        case = random_input_case(rng)
+        found, _ = run_input_case(case)
+        assert not found, f"{found}; {describe_input(case)}"
+
+
+_CLI_WORKSPACE = []
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_command_lines_answer_or_fail_in_one_line(seed):
+    """benchmarks/fuzz_cli.py's cases: fabrik command lines, well formed and degenerate; no
+    traceback, no exception out of main, no error message over several lines."""
+    from fabrik_experiments.fuzz_cli import Workspace, random_argv, run_argv
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # (matplotlib's own backend choice, without a display)
+    if not _CLI_WORKSPACE:
+        _CLI_WORKSPACE.append(Workspace())
+    ws = _CLI_WORKSPACE[0]
+    argv = random_argv(np.random.default_rng(seed), ws)
+    found, _, _ = run_argv(argv, ws.root)
+    assert not found, f"{found}; argv {argv!r}"
+
+
+def test_command_lines_the_fuzzing_run_found(tmp_path):
+    """benchmarks/fuzz_cli.py found these reaching the user as tracebacks: MemoryError for huge
+    counts, ZeroDivisionError for a one-frame arm study."""
+    from fabrik.cli import main
+    from fabrik.io.bvh import save_bvh
+    from fabrik_experiments.sample_motion import sample_walk
+
+    for argv in (["bench", "chain", "--targets", "1000000000000000"], ["bench", "tracking", "--steps", str(10 ** 15),
+                 "--methods", "fabrik"], ["bench", "batch", "--targets", str(10 ** 15), "--lengths", "5"],
+                 ["demo", "--targets", str(10 ** 15)], ["demo", "--targets", "0"]):
+        assert main(argv) == 2, argv
+    skeleton, motion = sample_walk(n_frames=4)
+    take = tmp_path / "walk.bvh"
+    save_bvh(take, skeleton, motion)
+    assert main(["bench", "arm", str(take), "--frames", "1:2"]) == 2
 
 
 # --- pinned edges ---------------------------------------------------------------------------------
@@ -109,7 +175,7 @@ def test_a_limit_after_a_zero_length_bone_is_measured_in_that_bones_frame():
     for method in CHAIN_METHODS:
         sol = fabrik.solve(chain, [1.5, 0.8, 0.3], method=method)
         frames, root = sol.extras["frames"], sol.extras["root_frame"]
-        assert chain_limit_violation(chain, sol.positions, frames, root) <= 1e-6, method
+        assert limit_violations(chain, sol.positions, frames).max() <= 1e-6, method
         bone = sol.positions[2] - sol.positions[1]
         angle = math.acos(bone @ root[:, 1] / np.linalg.norm(bone))
         assert angle <= 0.5 + 1e-6, method
@@ -216,7 +282,7 @@ def test_constrained_jacobian_frames_do_not_drift_off_their_bones(case):
     _, method, points, limits, target = case
     chain = fabrik.Chain.from_positions(points).with_constraints(limits)
     sol = fabrik.solve(chain, target, method=method)
-    violation = chain_limit_violation(chain, sol.positions, sol.extras["frames"], sol.extras["root_frame"])
+    violation = limit_violations(chain, sol.positions, sol.extras["frames"]).max()
     assert violation <= LIMIT_TOL, violation
     frames = sol.extras["frames"]
     np.testing.assert_allclose(frames @ frames.transpose(0, 2, 1), np.broadcast_to(np.eye(3), frames.shape),
@@ -256,5 +322,5 @@ def test_a_fold_keeps_zero_length_bones_within_their_limits(case):
     _, method, points, limits, target = case
     chain = fabrik.Chain.from_positions(points).with_constraints(limits)
     sol = fabrik.solve(chain, target, method=method)
-    violation = chain_limit_violation(chain, sol.positions, sol.extras["frames"], sol.extras["root_frame"])
+    violation = limit_violations(chain, sol.positions, sol.extras["frames"]).max()
     assert violation <= LIMIT_TOL, violation

@@ -285,6 +285,95 @@ def test_malformed_client_messages_do_not_stop_the_server(viewer):
     assert scene.last.status == "reached" and np.linalg.norm(scene.last.positions[-1] - [1.0, 1.5, 0.5]) <= scene.tol
 
 
+def malformed_messages(count: int, seed: int = 0) -> list:
+    """``count`` malformed client messages: random bytes, text frames, msgpack that is not an
+    object, and viser message types with missing fields or fields of the wrong types."""
+    import random
+
+    import msgspec
+    from viser.infra._messages import Message
+
+    rng = random.Random(seed)
+    types = sorted(c.__name__ for c in Message.get_subclasses()) + ["TransformControlsUpdateMessage"] * 20
+    fields = ("name", "wxyz", "position", "owner", "id", "updates", "value", "client_id", "props", "look_at", "fov")
+
+    def junk(depth=0):
+        pick = rng.randrange(8 if depth < 2 else 6)
+        return [lambda: None, lambda: True, lambda: rng.random() * 10.0 ** rng.randrange(-5, 300),
+                lambda: rng.randrange(-2 ** 63, 2 ** 63), lambda: "x" * rng.randrange(5), lambda: float("nan"),
+                lambda: [junk(depth + 1) for _ in range(rng.randrange(4))],
+                lambda: {str(rng.randrange(9)): junk(depth + 1)}][pick]()
+
+    out = []
+    for k in range(count):
+        kind = k % 5
+        if kind == 0:
+            out.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))))
+        elif kind == 1:
+            out.append(f"a text frame {k}")
+        elif kind == 2:
+            out.append(msgspec.msgpack.encode(junk()))
+        else:
+            message = {"type": rng.choice(types), **{f: junk() for f in fields if rng.random() < 0.5}}
+            if kind == 4:
+                message["name"] = "/chain/target"
+            out.append(msgspec.msgpack.encode(message))
+    return out
+
+
+def test_malformed_client_messages_cost_one_line_each_and_no_traceback():
+    """Issue 40: `fabrik view` printed 110 tracebacks for 500 malformed messages (viser failing to
+    read a message closes that client's connection, and websockets logged each with a traceback)."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    import msgspec
+    from websockets.sync.client import connect
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FABRIK_VIEW_DEBUG"}
+    proc = subprocess.Popen([sys.executable, "-m", "fabrik", "view", "chain", "--joints", "4", "--port", str(port), "--echo"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    errors: list[str] = []  # read as it comes: a full pipe would block the server
+    reader = threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.time() + 240  # a first run compiles the numba kernels
+        while "open http" not in proc.stdout.readline():
+            assert proc.poll() is None and time.time() < deadline, "".join(errors)
+        url, protocol = f"ws://127.0.0.1:{port}", ["viser-v" + viser.__version__]
+        messages = malformed_messages(200)
+        ws = None
+        for message in messages:
+            for _ in range(3):  # a message viser cannot read closes the connection: open another
+                try:
+                    ws = ws or connect(url, open_timeout=10, subprotocols=protocol)
+                    ws.send(message)
+                    time.sleep(0.002)
+                    break
+                except Exception:  # noqa: BLE001 - the server closed this client
+                    ws = None
+        good = msgspec.msgpack.encode({"type": "TransformControlsUpdateMessage", "name": "/chain/target",
+                                       "wxyz": [1, 0, 0, 0], "position": [1.0, 1.5, 0.5], "owner": ""})
+        with connect(url, open_timeout=10, subprotocols=protocol) as fresh:
+            fresh.send(good)
+            deadline = time.time() + 30
+            while '"event": "solve"' not in proc.stdout.readline():
+                assert time.time() < deadline, "a good update after the malformed ones was not solved"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+    err = "".join(errors)
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert all(line.startswith(("fabrik view: ", "fabrik: compiling")) for line in lines), lines[:5]
+    assert 0 < len(lines) <= len(messages) + 1
+
+
 # --- CLI and renders ----------------------------------------------------------------------------
 def test_cli_view_arguments():
     from fabrik.cli import build_parser
@@ -308,6 +397,24 @@ def test_cli_view_errors_exit_2(capsys):
 
     assert main(["view", "take"]) == 2
     assert "needs a BVH file" in capsys.readouterr().err
+
+
+def test_a_scene_refuses_options_it_does_not_take(viewer, tmp_path, capsys):
+    """Found by benchmarks/fuzz_cli.py: `fabrik view take FILE --tol X` raised TypeError out of the CLI."""
+    from fabrik.cli import main
+    from fabrik.io.bvh import save_bvh
+    from fabrik_experiments.sample_motion import sample_walk
+
+    skeleton, motion = sample_walk(n_frames=3)
+    take = tmp_path / "walk.bvh"
+    save_bvh(take, skeleton, motion)
+    with pytest.raises(ValueError, match="the take scene takes no option tol; it takes method, limits"):
+        viewer.add(str(take), "take", tol=0.1)
+    with pytest.raises(ValueError, match="the chain scene takes no option limits"):
+        viewer.add(fabrik.Chain.straight(3), limits=True)
+    assert main(["view", "take", str(take), "--tol", "0.1", "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "fabrik view: error: the take scene takes no option tol" in err
 
 
 @settings(max_examples=40, deadline=None)

@@ -129,3 +129,61 @@ def check_positive(value, name: str) -> float:
     if not np.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return v
+
+
+class InsufficientMemoryError(ValueError):
+    """A call whose sizes need more memory than the machine has available, refused before any
+    work (``check_memory``): ``needed`` and ``available`` are in bytes."""
+
+    def __init__(self, message: str, needed: int, available: int):
+        super().__init__(message)
+        self.needed, self.available = needed, available
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still allocate, or None where the system does not say: the
+    system's available memory (Linux: ``MemAvailable`` of /proc/meminfo; elsewhere the free
+    physical pages of ``os.sysconf``), and no more than a cgroup v2 memory limit leaves
+    (``memory.max`` less ``memory.current``)."""
+    import os
+
+    found = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if not found:
+        try:
+            found.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as fh:
+                found.append(max(0, int(limit) - int(fh.read().strip())))
+    except (OSError, ValueError):
+        pass
+    found = [f for f in found if f > 0]
+    return min(found) if found else None
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2 ** 30:,.1f} GiB" if nbytes >= 2 ** 28 else f"{nbytes / 2 ** 20:,.1f} MiB"
+
+
+def check_memory(nbytes: float, what: str, advice=None) -> None:
+    """Raise ``InsufficientMemoryError`` naming ``what`` (the call and its sizes, e.g. "solve_batch
+    of 1,000,000,000 targets on a chain of 10 joints") when it needs ``nbytes``, more than the
+    memory available (``available_memory``); nothing where the system does not say. ``advice``:
+    what to do instead, a function of the bytes available giving the words appended."""
+    available = available_memory()
+    if available is not None and nbytes > available:
+        tail = f"; {advice(available)}" if advice is not None else ""
+        raise InsufficientMemoryError(f"{what} needs about {_gib(nbytes)} of memory, and {_gib(available)} is "
+                                      f"available{tail}", int(nbytes), available)

@@ -12,9 +12,9 @@ Targets: half the time a pose the limits allow (chains: ``random_pose``), else a
 1.5 times the reach.
 
 ``run_case`` solves a case with one constrained method and measures what the issue asks for:
-the largest limit violation (radians, measured in NumPy from the solution's frames, independent
-of the kernels; twist ranges are read modulo 2 pi, so ``Twist(pi, pi)`` is the half turn either
-way), the largest bone-length change relative to the reach, NaN, and the wall time.
+the largest limit violation (radians, ``fabrik.constraints.limit_violations``: measured in NumPy
+from the solution's frames, independent of the kernels; twist ranges are read modulo 2 pi, so
+``Twist(pi, pi)`` is the half turn either way), the largest bone-length change relative to the reach, NaN, and the wall time.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ import time
 
 import numpy as np
 
-from fabrik.constraints import Cone, Hinge, Twist
+from fabrik.constraints import Cone, Hinge, Twist, limit_violations
 from fabrik.model.chain import Chain
-from fabrik.model.constraints import MIN_CONE_ANGLE, cone_violation, random_pose, swing_twist, twist_excess
+from fabrik.model.constraints import MIN_CONE_ANGLE, random_pose
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers import methods, registry, solve
-from fabrik.model.pose_frames import limit_violations
 
 #: bone lengths of a case span at most this many decades: the whole supported range
 #: (``fabrik.model.constraints.MAX_SCALE_DECADES``)
@@ -151,51 +150,6 @@ def random_case(rng) -> dict:
     return random_chain_case(rng) if rng.random() < 2 / 3 else random_tree_case(rng)
 
 
-def chain_limit_violation(chain: Chain, positions: np.ndarray, frames: np.ndarray, root: np.ndarray) -> float:
-    """Largest violation (radians) of a chain's limits by a solution (positions, its
-    ``extras["frames"]`` and ``extras["root_frame"]``); 0 when every limit holds.
-
-    Joint i's limits restrict bone i in the frame of bone i - 1 (the root frame for joint 0). A
-    zero-length bone has no direction of its own: its frame's +Y stands for it, held within its
-    joint's limits, and the next joint's limits are measured in that frame (docs/constraints.md,
-    "Edge cases")."""
-    p = np.asarray(positions, dtype=np.float64)
-    if p.shape[1] == 2:
-        p = np.column_stack([p, np.zeros(len(p))])
-    worst = 0.0
-    for i in range(chain.n_joints - 1):
-        items = chain.constraints.get(i, ())
-        if not items:
-            continue
-        P = root if i == 0 else frames[i - 1]
-        d = p[i + 1] - p[i]
-        norm = float(np.linalg.norm(d))
-        has_twist = any(isinstance(c, Twist) for c in items)
-        if norm > 0.0:
-            d = d / norm
-            worst = max(worst, math.acos(min(1.0, float(frames[i][:, 1] @ d))))  # frame follows its bone
-        else:
-            d = frames[i][:, 1]  # a zero-length bone: its frame's +Y is its direction
-        v = P.T @ d
-        for c in items:
-            if isinstance(c, Cone):
-                worst = max(worst, cone_violation(c, v))
-            elif isinstance(c, Hinge):
-                a = np.asarray(c.axis)
-                worst = max(worst, math.asin(min(1.0, abs(float(v @ a)))))
-                theta = math.atan2(float(np.cross([0.0, 1.0, 0.0], v) @ a), float(v[1]))
-                worst = max(worst, twist_excess(theta, c.min, c.max))  # an angle: -pi is pi
-        if chain.dim == 2:
-            continue  # a 2D chain has no twist (its frames keep +Z out of the plane)
-        _, twist = swing_twist(P, frames[i])
-        for c in items:
-            if isinstance(c, Twist):
-                worst = max(worst, twist_excess(twist, c.min, c.max))
-            elif isinstance(c, Hinge) and not has_twist:
-                worst = max(worst, twist_excess(twist, 0.0, 0.0))
-    return worst
-
-
 def warm_up(chain_methods_: list[str], skeleton_methods_: list[str]) -> None:
     """Compile (or load) every method's kernels before anything is timed: a first call pays the
     numba compilation, 10-60 s, which is not the solve's time."""
@@ -227,13 +181,12 @@ def run_case(case: dict, method: str, *, max_iter: int | None = None) -> dict:
     if case["kind"] == "chain":
         lengths = np.linalg.norm(np.diff(pos, axis=0), axis=1)
         drift = float(np.abs(lengths - model.bone_lengths).max()) / reach
-        violation = chain_limit_violation(model, pos, sol.extras["frames"], sol.extras["root_frame"])
     else:
         parents = model.parents
         lengths = np.linalg.norm(pos[1:] - pos[parents[1:]], axis=1)
         drift = float(np.abs(lengths - model.bone_lengths[1:]).max()) / reach
-        violation = float(limit_violations(model, pos, sol.extras["frames"]).max())
-    return {"violation": float(violation) if not nan else math.inf, "length_drift": drift, "nan": nan,
+    violation = math.inf if nan else float(limit_violations(model, pos, sol.extras["frames"]).max())
+    return {"violation": violation, "length_drift": drift, "nan": nan,
             "seconds": seconds, "status": sol.status, "iterations": int(sol.iterations)}
 
 

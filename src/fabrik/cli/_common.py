@@ -40,6 +40,18 @@ def prepare_output(path: str | Path | None, option: str, *, folder: bool = False
                          f"folder level, {str(target.name)!r}, is created; make the others first)") from None
 
 
+def check_count(value: int, option: str, bytes_each: float, minimum: int = 1) -> int:
+    """``value`` of a size option (targets, steps), checked before any work: at least ``minimum``,
+    and needing no more memory than is available at about ``bytes_each`` bytes apiece
+    (``fabrik._validation.check_memory``: ``InsufficientMemoryError``, a ValueError)."""
+    from fabrik._validation import check_memory
+
+    if value < minimum:
+        raise ValueError(f"{option} must be >= {minimum}, got {value}")
+    check_memory(value * bytes_each, f"{option} {value:,}")
+    return value
+
+
 def show_progress() -> bool:
     """Whether the commands show the progress of long runs: always, on stderr; a bar on a
     terminal, elsewhere (pipes, logs, CI) a line every few seconds for runs that last that long

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fabrik.cli._common import parse_methods, prepare_output, show_progress, write_json
+from fabrik.cli._common import check_count, parse_methods, prepare_output, show_progress, write_json
 
 
 def _benchmark_methods() -> list[str]:
@@ -125,11 +125,11 @@ def run_robot(args: argparse.Namespace) -> int:
     """``bench robot``: pose targets on a URDF arm (``fabrik_experiments.robot_bench``)."""
     from fabrik_experiments.robot_bench import plot_robot_bench, run_robot_bench
 
-    if args.targets < 1:
-        raise ValueError(f"--targets must be >= 1, got {args.targets}")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise ValueError("--methods names no method")
+    # each target: a pose (3 + 9 numbers), and per method its time, iterations and whether it reached
+    check_count(args.targets, "--targets", 8 * (12 + 3 * len(methods)))
     prepare_output(args.json, "--json")
     prepare_output(args.plot, "--plot", folder=True)
     bench = run_robot_bench(args.urdf, tip=args.tip, base=args.base, n_targets=args.targets, seed=args.seed,
@@ -146,8 +146,7 @@ def run_batch(args: argparse.Namespace) -> int:
     """``bench batch``: ``fabrik.solve_batch`` throughput (``fabrik_experiments.batch_bench``)."""
     from fabrik_experiments.batch_bench import format_tables, plot_batch_bench, run_batch_bench
 
-    if args.targets < 1:
-        raise ValueError(f"--targets must be >= 1, got {args.targets}")
+    check_count(args.targets, "--targets", 8 * 6)  # (two sets of targets; solve_batch checks its own)
     if args.repeats < 1:
         raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     try:
@@ -177,6 +176,8 @@ def run_chain(args: argparse.Namespace) -> int:
     if args.constrained:
         return run_constrained_chain(args)
     chosen = parse_methods(args.methods, _benchmark_methods())
+    # each target: two sets of points, and per set and method 8 arrays of results (``table1.MethodRun``)
+    check_count(args.targets, "--targets", 8 * (6 + 2 * 8 * len(chosen)))
     prepare_output(args.json, "--json")
     prepare_output(args.plot, "--plot", folder=True)
     rows, runs = run_table1(chosen, n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
@@ -198,11 +199,11 @@ def run_tracking_cmd(args: argparse.Namespace) -> int:
     from fabrik_experiments.table1 import benchmark_chain
     from fabrik_experiments.tracking import format_table, run_tracking, target_path
 
-    if args.steps < 2:
-        raise ValueError(f"--steps must be >= 2, got {args.steps}")
+    chosen = parse_methods(args.methods, _benchmark_methods())
+    # each step: its target, and per method 5 arrays of results (``tracking.TrackingRun``)
+    check_count(args.steps, "--steps", 8 * (3 + 5 * len(chosen)), minimum=2)
     if args.max_iter is not None and args.max_iter < 1:
         raise ValueError(f"--max-iter must be >= 1, got {args.max_iter}")
-    chosen = parse_methods(args.methods, _benchmark_methods())
     prepare_output(args.json, "--json")
     prepare_output(args.plot, "--plot", folder=True)
     rows, runs = run_tracking(chosen, n_steps=args.steps, tol=args.tol, max_iter=args.max_iter,
@@ -230,6 +231,7 @@ def run_constrained_chain(args: argparse.Namespace) -> int:
     if args.plot:
         raise ValueError("--plot draws Figures 11 and 12 for the unconstrained chain; --constrained prints its "
                          "table (and --json) only")
+    check_count(args.targets, "--targets", 8 * (6 + 2 * 4 * 2))  # targets, 4 arrays per method (2 methods)
     prepare_output(args.json, "--json")
     rows = run_constrained_bench(n_targets=args.targets, seed=args.seed, tol=args.tol, progress=show_progress())
     print(f"Constrained chain: 10 joints, 9 bones x 100 units, every joint a {CONE_DEG:g}-degree cone, "

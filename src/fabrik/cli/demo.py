@@ -18,10 +18,11 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fabrik import solve
-    from fabrik.cli._common import prepare_output, show_progress, write_json
+    from fabrik.cli._common import check_count, prepare_output, show_progress, write_json
     from fabrik_experiments.table1 import TABLE_LEGEND, benchmark_chain, format_table, make_targets, run_table1
     from fabrik.viz.chains import plot_chain_solutions
 
+    check_count(args.targets, "--targets", 8 * (6 + 2 * 8))  # two sets of points, 8 result arrays a set
     out = Path(args.out)
     prepare_output(out, "--out", folder=True)
     start = time.perf_counter()

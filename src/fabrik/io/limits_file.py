@@ -2,98 +2,197 @@
 
 ``{"units": "degrees"|"radians", "joints": {key: [constraint, ...]}}``; keys are joint names
 (skeletons) or indices written as strings (chains).
+
+Every value is checked for its type and range before it is used; a file that cannot be read
+raises ``LimitsFileError`` (a ``ValueError``) naming the joint, the entry and the field.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fabrik.model.constraints import Cone, Hinge, Twist, _as_tuple
 
 _UNITS = {"degrees": math.pi / 180.0, "radians": 1.0}
+#: each limit type's fields, in the order the file writes them
+FIELDS = {"cone": ("up", "down", "left", "right"), "hinge": ("axis", "min", "max"), "twist": ("min", "max")}
+_TYPES = {"cone": Cone, "hinge": Hinge, "twist": Twist}
 
 
-def _constraint_to_json(item, scale: float) -> dict:
+class LimitsFileError(ValueError):
+    """A joint-limit file (or its decoded JSON) that cannot be read, or a mapping that cannot be
+    written. ``joint``, ``entry`` (the limit's place in the joint's list) and ``field`` name where
+    the problem is (None where it is not in one)."""
+
+    def __init__(self, message: str, *, joint=None, entry: int | None = None, field: str | None = None):
+        super().__init__(message)
+        self.joint, self.entry, self.field = joint, entry, field
+
+
+def _where(joint=None, entry=None, field=None) -> str:
+    parts = ["constraints JSON"]
+    if joint is not None:
+        parts.append(f"joint {_show(joint)}")
+    if entry is not None:
+        parts.append(f"entry {entry}")
+    if field is not None:
+        parts.append(f"field {_show(field)}")
+    return ", ".join(parts)
+
+
+def _fail(message: str, joint=None, entry=None, field=None):
+    raise LimitsFileError(f"{_where(joint, entry, field)}: {message}", joint=joint, entry=entry, field=field)
+
+
+def _show(value) -> str:
+    """``repr(value)``, cut to 80 characters (a file may hold anything)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _constraint_to_json(item, scale: float, joint) -> dict:
     if isinstance(item, Cone):
-        return {"type": "cone", "up": item.up / scale, "down": item.down / scale,
-                "left": item.left / scale, "right": item.right / scale}
+        return {"type": "cone", "up": item.up / scale, "down": item.down / scale, "left": item.left / scale,
+                "right": item.right / scale}
     if isinstance(item, Hinge):
         return {"type": "hinge", "axis": list(item.axis), "min": item.min / scale, "max": item.max / scale}
-    return {"type": "twist", "min": item.min / scale, "max": item.max / scale}
+    if isinstance(item, Twist):
+        return {"type": "twist", "min": item.min / scale, "max": item.max / scale}
+    _fail(f"cannot write a limit of type {type(item).__name__} (a file holds Cone, Hinge and Twist), got {_show(item)}",
+          joint)
 
 
 def save_constraints(path, mapping: Mapping[Any, Iterable], *, units: str = "degrees") -> None:
-    """Write ``{joint name or index: constraint(s)}`` to a JSON file (see ``load_constraints``)."""
-    if units not in _UNITS:
-        raise ValueError(f"units must be 'degrees' or 'radians', got {units!r}")
+    """Write ``{joint name or index: constraint(s)}`` to a JSON file (see ``load_constraints``).
+
+    Keys: joint names (str) or indices (whole numbers >= 0); values: a ``Cone``, ``Hinge`` or
+    ``Twist``, or a list of them. Raises ``LimitsFileError`` for another key, value or ``units``
+    (nothing is written), OSError when the file cannot be written."""
+    if not isinstance(units, str) or units not in _UNITS:
+        raise LimitsFileError(f"units must be 'degrees' or 'radians', got {_show(units)}", field="units")
+    if not isinstance(mapping, Mapping):
+        raise LimitsFileError(f"constraints must be a mapping {{joint name or index: constraint(s)}}, got "
+                              f"{type(mapping).__name__}")
     scale = _UNITS[units]
     joints = {}
     for key, value in mapping.items():
-        items = _as_tuple(value, f"constraints[{key!r}]")
-        joints[str(key)] = [_constraint_to_json(item, scale) for item in items]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (str, int, np.integer)) or (
+                not isinstance(key, str) and key < 0):
+            _fail(f"a joint is a name (str) or an index (a whole number >= 0), got {_show(key)}", key)
+        name = str(int(key)) if not isinstance(key, str) else key
+        if name in joints:
+            _fail("given twice (as a name and as an index, or twice over)", key)
+        try:
+            items = _as_tuple(value, f"joint {key!r}")
+        except ValueError as exc:  # not limits, or two of a kind
+            raise LimitsFileError(str(exc), joint=key) from None
+        joints[name] = [_constraint_to_json(item, scale, key) for item in items]
     Path(path).write_text(json.dumps({"units": units, "joints": joints}, indent=2) + "\n")
 
 
+def _number(value, joint, entry, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(f"must be a number, got {_show(value)}", joint, entry, field)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond float64
+        _fail(f"must be a number within float64, got {_show(value)}", joint, entry, field)
+    if not math.isfinite(v):
+        _fail(f"must be finite, got {_show(value)}", joint, entry, field)
+    return v
+
+
+def _axis(value, joint, entry) -> tuple:
+    if not isinstance(value, list) or len(value) != 3:
+        _fail(f"must be a list of 3 numbers [x, y, z], got {_show(value)}", joint, entry, "axis")
+    return tuple(_number(v, joint, entry, "axis") for v in value)
+
+
+#: a limit's own message names its field first (``Cone.up must be ...``, ``Hinge.min must be <= ...``)
+_NAMED_FIELD = re.compile(r"^(?:Cone|Hinge|Twist)\.(\w+)")
+
+
+def _limit(entry_value, joint, entry, scale: float, units: str):
+    """One limit from its JSON object, every field checked."""
+    if not isinstance(entry_value, dict):
+        _fail(f"expected an object with a 'type' of cone, hinge or twist, got {_show(entry_value)}", joint, entry)
+    if "type" not in entry_value:
+        _fail("has no 'type' (cone, hinge or twist)", joint, entry)
+    kind = entry_value["type"]
+    if not isinstance(kind, str) or kind not in FIELDS:
+        _fail(f"unknown type {_show(kind)} (cone, hinge or twist)", joint, entry, "type")
+    fields = FIELDS[kind]
+    missing = [f for f in fields if f not in entry_value]
+    unknown = sorted(set(entry_value) - set(fields) - {"type"}, key=str)
+    if missing or unknown:
+        _fail(f"a {kind} needs exactly the fields {list(fields)}; missing {missing}, unknown {unknown}", joint, entry)
+    values = {f: _axis(entry_value[f], joint, entry) if f == "axis" else
+              _number(entry_value[f], joint, entry, f) * scale for f in fields}
+    try:
+        return _TYPES[kind](**values)
+    except ValueError as exc:  # a range the limit itself checks (angles, an axis along the bone, min > max)
+        named = _NAMED_FIELD.match(str(exc))
+        field = named.group(1) if named else None
+        given = f" (the file's {_show(entry_value[field])} {units})" if field in FIELDS[kind] and field != "axis" \
+            else ""
+        _fail(f"{exc}{given}", joint, entry, field)
+
+
+def _joint_key(key, seen: dict):
+    """A file key: an index (a string of digits) for chains, else a joint name."""
+    if not isinstance(key, str):
+        if isinstance(key, bool) or not isinstance(key, (int, np.integer)) or key < 0:
+            _fail(f"a joint is a name or an index written as a string, got {_show(key)}", key)
+        name = int(key)
+    else:
+        text = key.strip()
+        name = int(text) if text.isascii() and text.isdigit() else key
+    if name in seen:
+        _fail(f"the same joint as {_show(seen[name])}, given twice", key)
+    seen[name] = key
+    return name
+
+
 def constraints_from_json(data: Any) -> dict[Any, tuple]:
-    """Parse the JSON object of ``load_constraints`` (already decoded)."""
+    """Parse the JSON object of ``load_constraints`` (already decoded); ``LimitsFileError`` when
+    it is malformed."""
     if not isinstance(data, dict):
-        raise ValueError("constraints JSON must be an object with 'units' and 'joints'")
+        raise LimitsFileError("constraints JSON must be an object with 'units' and 'joints', got "
+                              f"{type(data).__name__}")
+    extra = sorted(set(data) - {"units", "joints"}, key=str)
+    if extra:
+        raise LimitsFileError(f"constraints JSON: unknown top-level keys {_show(extra)} (it takes 'units' and "
+                              "'joints')")
     units = data.get("units")
-    if units not in _UNITS:
-        raise ValueError(f"constraints JSON: 'units' must be \"degrees\" or \"radians\", got {units!r}")
+    if not isinstance(units, str) or units not in _UNITS:
+        raise LimitsFileError(f"constraints JSON: 'units' must be \"degrees\" or \"radians\", got {_show(units)}",
+                              field="units")
     scale = _UNITS[units]
     joints = data.get("joints")
     if not isinstance(joints, dict):
-        raise ValueError("constraints JSON: 'joints' must be an object {joint name or index: [constraints]}")
-    extra = set(data) - {"units", "joints"}
-    if extra:
-        raise ValueError(f"constraints JSON: unknown top-level keys {sorted(extra)}")
+        raise LimitsFileError("constraints JSON: 'joints' must be an object {joint name or index: [constraints]}, "
+                              f"got {_show(joints)}", field="joints")
     out: dict[Any, tuple] = {}
+    seen: dict = {}
     for key, entries in joints.items():
-        where = f"constraints JSON: joint {key!r}"
+        name = _joint_key(key, seen)
         if isinstance(entries, dict):
             entries = [entries]
         if not isinstance(entries, list):
-            raise ValueError(f"{where}: expected a list of constraint objects")
-        items = []
-        for k, entry in enumerate(entries):
-            here = f"{where}, entry {k}"
-            if not isinstance(entry, dict) or "type" not in entry:
-                raise ValueError(f"{here}: expected an object with a 'type' of cone, hinge or twist")
-            kind = entry["type"]
-            fields = {"cone": ("up", "down", "left", "right"), "hinge": ("axis", "min", "max"),
-                      "twist": ("min", "max")}.get(kind)
-            if fields is None:
-                raise ValueError(f"{here}: unknown type {kind!r} (cone, hinge or twist)")
-            missing = [f for f in fields if f not in entry]
-            unknown = set(entry) - set(fields) - {"type"}
-            if missing or unknown:
-                raise ValueError(f"{here}: a {kind} needs exactly the fields {list(fields)}; "
-                                 f"missing {missing}, unknown {sorted(unknown)}")
-            try:
-                vals = {f: (entry[f] if f == "axis" else _json_number(entry[f], f) * scale) for f in fields}
-                if kind == "cone":
-                    items.append(Cone(**vals))
-                elif kind == "hinge":
-                    items.append(Hinge(tuple(vals["axis"]) if isinstance(vals["axis"], list) else vals["axis"],
-                                       vals["min"], vals["max"]))
-                else:
-                    items.append(Twist(**vals))
-            except ValueError as exc:
-                raise ValueError(f"{here}: {exc}") from None
-        name = int(key) if key.strip().isdigit() else key
-        out[name] = _as_tuple(items, where)
+            _fail(f"expected a list of constraint objects, got {_show(entries)}", key)
+        items = [_limit(entry, key, k, scale, units) for k, entry in enumerate(entries)]
+        try:
+            out[name] = _as_tuple(items, _where(key))
+        except ValueError as exc:  # two rotational limits, or two twists
+            raise LimitsFileError(str(exc), joint=key) from None
     return out
-
-
-def _json_number(value, field_name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"'{field_name}' must be a number, got {value!r}")
-    return float(value)
 
 
 def load_constraints(path) -> dict[Any, tuple]:
@@ -102,10 +201,16 @@ def load_constraints(path) -> dict[Any, tuple]:
     Keys are joint names (skeletons) or indices written as strings (chains; returned as ints).
     Entries: ``{"type": "cone", "up", "down", "left", "right"}``, ``{"type": "hinge", "axis":
     [x, y, z], "min", "max"}``, ``{"type": "twist", "min", "max"}``; angles in ``units``.
-    Raises ValueError naming the joint and entry for malformed content.
+    Raises ``LimitsFileError`` (a ValueError) naming the joint, the entry and the field for
+    malformed content, OSError when the file cannot be read.
     """
     try:
-        data = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"constraints JSON {str(path)!r} is not valid JSON: {exc}") from None
+        data = json.loads(Path(path).read_bytes())
+    except ValueError as exc:  # (JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits)
+        raise LimitsFileError(f"constraints JSON {str(path)!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise LimitsFileError(f"constraints JSON {str(path)!r} nests too deeply") from None
     return constraints_from_json(data)
+
+
+__all__ = ["load_constraints", "save_constraints", "constraints_from_json", "LimitsFileError", "FIELDS"]

@@ -63,13 +63,23 @@ _checked: set = set()
 def announce_compile(*kernels) -> None:
     """Say once per process, on stderr, that the kernels are compiling, when one of the numba
     dispatchers ``kernels`` has neither a compiled version in memory nor one cached on disk: the
-    first solve on a new machine can take up to a minute, and should not look like a hang."""
-    global _announced
+    first solve on a new machine can take up to a minute, and should not look like a hang.
+    Under ``fabrik._lazy.FIRST_USE`` (threads starting at once print it once)."""
     if _announced:
         return
+    from fabrik._lazy import FIRST_USE
+
+    with FIRST_USE:
+        _announce(kernels)
+
+
+def _announce(kernels) -> None:
+    global _announced
     import os
     import sys
 
+    if _announced:
+        return
     for kernel in kernels:
         if kernel in _checked:
             continue

@@ -48,9 +48,18 @@ def _import_warp():
 
 
 def _build():
-    global _kernel
+    """(warp, the kernel), built on first use under ``fabrik._lazy.FIRST_USE`` (once, whatever
+    the threads)."""
     if _kernel is not None:
         return _kernel
+    from fabrik._lazy import FIRST_USE
+
+    with FIRST_USE:
+        return _kernel if _kernel is not None else _make()
+
+
+def _make():
+    global _kernel
     wp = _import_warp()
     quiet_warp(wp)
     wp.init()

@@ -78,13 +78,18 @@ _prepared = False
 
 def prepare():
     """Compile (or load from numba's cache) ``fabrik_chain_checked`` for ``SIGNATURE`` and switch
-    its compiling off (the module docstring says why). Once per process; returns the kernel."""
+    its compiling off (the module docstring says why). Once per process, under
+    ``fabrik._lazy.FIRST_USE``: a second thread asking while the first compiles would otherwise
+    find compiling switched off; returns the kernel."""
     global _prepared
     if not _prepared:
+        from fabrik._lazy import FIRST_USE
         from fabrik.kernels._cache_guard import announce_compile
 
-        announce_compile(fabrik_chain_checked)
-        fabrik_chain_checked.compile(SIGNATURE)
-        fabrik_chain_checked.disable_compile()
-        _prepared = True
+        with FIRST_USE:
+            if not _prepared:
+                announce_compile(fabrik_chain_checked)
+                fabrik_chain_checked.compile(SIGNATURE)
+                fabrik_chain_checked.disable_compile()
+                _prepared = True
     return fabrik_chain_checked

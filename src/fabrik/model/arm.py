@@ -15,12 +15,13 @@ units of the model (metres for URDF, centimetres for ``fabrik.models.dhm_arm``).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from fabrik._validation import MAX_COORDINATE, check_positive, check_tol
+from fabrik._validation import MAX_COORDINATE, check_memory, check_positive, check_tol
 from fabrik.kernels.arm import forward_arm, forward_arm_batch
 from fabrik.model._frozen import frozen
 
@@ -284,7 +285,15 @@ class Arm:
         lo = np.where(np.isfinite(self.lower), self.lower,
                       np.where(np.isfinite(self.upper), self.upper - 2 * math.pi, -math.pi))
         hi = np.where(np.isfinite(self.upper), self.upper, lo + 2 * math.pi)
-        size = (self.n_joints,) if n is None else (int(n), self.n_joints)
+        if n is not None:
+            try:
+                n = operator.index(n)
+            except TypeError:
+                raise ValueError(f"n must be a whole number of poses, got {n!r}") from None
+            if n < 0:
+                raise ValueError(f"n must be >= 0, got {n}")
+            check_memory(3 * 8 * n * self.n_joints, f"random_angles of {n:,} poses of {self.n_joints} joints")
+        size = (self.n_joints,) if n is None else (n, self.n_joints)
         return np.minimum(lo + (hi - lo) * rng.random(size), hi)
 
     def mirrored(self, normal) -> "Arm":

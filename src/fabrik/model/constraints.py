@@ -52,8 +52,8 @@ MAX_SCALE_DECADES = 6.0
 def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=False, open_hi=False) -> float:
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}.{field_name} must be a number (radians), got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an int beyond float64)
+        raise ValueError(f"{owner}.{field_name} must be a number (radians), got {value!r:.80}") from None
     if not math.isfinite(v):
         raise ValueError(f"{owner}.{field_name} must be finite, got {value!r}")
     if v < lo or v > hi or (open_lo and v == lo) or (open_hi and v == hi):
@@ -134,8 +134,8 @@ class Hinge:
     def __post_init__(self):
         try:
             axis = np.array(self.axis, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            raise ValueError(f"Hinge.axis must be 3 numbers, got {self.axis!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"Hinge.axis must be 3 numbers, got {self.axis!r:.80}") from None
         if axis.shape != (3,) or not np.isfinite(axis).all():
             raise ValueError(f"Hinge.axis must be 3 finite numbers, got {self.axis!r}")
         if np.abs(axis).max() > 0.0:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from fabrik._lazy import FIRST_USE
 from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_iter, check_tol
 from fabrik.kernels.vec import bounded
 from fabrik.model.arm import Arm, check_angles
@@ -221,7 +222,14 @@ _FAST_ROUTES: dict = {}
 def _fast_route(method: str):
     """Route ``method`` on an unconstrained chain once (as ``solve`` does, first-compile notice
     included) and, when its solver is plain chain FABRIK, prepare the compiled entry for the hot
-    path. An unknown name is ``_NO_FAST`` here (the routed path raises its error)."""
+    path. An unknown name is ``_NO_FAST`` here (the routed path raises its error). Under
+    ``fabrik._lazy.FIRST_USE``: threads making their first solves at once prepare it once."""
+    with FIRST_USE:
+        fast = _FAST_ROUTES.get(method)
+        return _fast_route_locked(method) if fast is None else fast
+
+
+def _fast_route_locked(method: str):
     from fabrik.solvers.fabrik import solve_fabrik_chain
 
     key = (method, False, False)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import check_coordinates, check_max_iter, check_tol, real_numbers
+from fabrik._validation import check_coordinates, check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.stopping import MAX_ITERATIONS
 from fabrik.model.chain import Chain
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL
@@ -74,7 +76,7 @@ class BatchSolution(NamedTuple):
 
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
-                method: str = "fabrik", backend: str = "numba", layout: str = "lockstep", threads: int | None = None,
+                method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
                 device: str | None = None, progress: bool = False,
                 **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
@@ -93,8 +95,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers).
-        threads: numba threads to use (default: all of numba's); the setting is restored after.
+        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers;
+            default ``"lockstep"``); refused with ``backend="warp"``, which has one arrangement.
+        threads: numba threads to use (default: all of numba's; with Warp, for the targets it
+            hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
 
@@ -104,8 +108,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
 
     Raises:
         ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
-            bad shapes or numbers, unknown backend, layout, device or options; ``backend``
-            or ``layout`` with ``fabrik-constrained``.
+            bad shapes or numbers, unknown backend, layout, device or options; ``layout`` with
+            ``backend="warp"``; ``backend`` or ``layout`` with ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError``
+            (a ValueError), before any work, for more targets than the memory available holds
+            (``batch_bytes``).
     """
     if not isinstance(model, Chain):
         raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
@@ -122,19 +128,25 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                          "target by target for the others")
     constrained = chosen.limits
     opts = chosen.options("chain", options)
-    if constrained and (backend != "numba" or layout != "lockstep"):
+    if constrained and (backend != "numba" or layout not in (None, "lockstep")):
         raise ValueError("fabrik-constrained runs on backend 'numba', one target per thread: backend and layout "
                          "are for plain FABRIK")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if layout not in LAYOUTS:
+    if layout is not None and (not isinstance(layout, str) or layout not in LAYOUTS):
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if layout is not None and backend == "warp":
+        raise ValueError(f"layout={layout!r} is for backend 'numba'; backend 'warp' has one arrangement, a Warp "
+                         "thread per target (leave layout out)")
     if device is not None and backend != "warp":
         raise ValueError("device is a Warp option (backend='warp')")
+    _check_threads(threads)
     tol = check_tol(tol)
     cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
     dim = model._dim
     n = model.n_joints
+    _check_batch_memory(targets, n, dim, constrained, rotations is not None,
+                        initial is not None or (not constrained and opts.turn_start))
     targets3 = _lift(_finite(targets, "targets"), "targets", 2, dim)
     count = targets3.shape[0]
     if initial is None:
@@ -158,29 +170,63 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                              f"{np.shape(root)}")
         roots = _lift(arr, "root", 2, dim)
     if constrained:
-        return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress)
+        return _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, chosen.chain.max_iter_ceiling,
+                                  opts, threads, progress)
     if opts.turn_start:
-        initials = _turned_starts(model, initials, targets3, roots, tol, cap)
+        initials = _turned_starts(model, initials, targets3, roots, tol, cap, threads)
     out_p = np.empty((count, n, 3))
     out_it = np.empty(count, np.int64)
     out_err = np.empty(count)
     out_code = np.empty(count, np.int64)
-    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
-        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    run = _numba_runner(layout, threads) if backend == "numba" else _warp_runner(device)
-    with progress_bar(progress, count, "solve_batch", "target") as bar:
-        for s, e in pieces:
-            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
-                roots if roots.shape[0] == 1 else roots[s:e], tol, cap, out_p[s:e], out_it[s:e], out_err[s:e],
-                out_code[s:e])
-            if bar is not None:
-                bar.update(e - s)
+    run = _numba_runner(layout or "lockstep", threads) if backend == "numba" else _warp_runner(device, threads)
+
+    def launch(rows, starts, rows_cap, out):
+        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
+            _rows(roots, rows), tol, rows_cap, *out)
+
+    _in_slices(launch, [out_p, out_it, out_err, out_code], cap, chosen.chain.max_iter_ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
 
 
-def _turned_starts(model, initials, targets3, roots, tol, cap):
+def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,
+                starts: bool = False) -> int:
+    """About how many bytes ``solve_batch`` allocates for ``count`` targets on a chain of ``n``
+    joints in ``dim`` dimensions: its answer (positions, iterations, errors, statuses; with
+    limits also the frames and orientation errors) and its working copies (the targets lifted to
+    3D and checked; with ``starts``, a start pose per target; with ``oriented``, the rotations)."""
+    per_target = 8 * (3 * n + 3 + 3 + 2 * dim) + 2
+    if dim == 2:
+        per_target += 8 * 2 * n  # the answer cut back to 2D
+    if constrained:
+        per_target += 8 * (9 * n + 1)
+    if oriented:
+        per_target += 8 * 9 * 2
+    if starts:
+        per_target += 8 * 3 * n * 2
+    return count * per_target
+
+
+def _check_batch_memory(targets, n: int, dim: int, constrained: bool, oriented: bool, starts: bool) -> None:
+    """``InsufficientMemoryError`` before any work when the batch needs more memory than is
+    available (``fabrik._validation.check_memory``). The count is read from the targets' shape
+    (an array's without copying it; anything else is read as NumPy would)."""
+    try:
+        shape = np.shape(targets)
+    except ValueError:  # ragged: the checks that follow name the problem
+        return
+    if len(shape) != 2:
+        return
+    count = int(shape[0])
+    need = batch_bytes(count, n, dim, constrained=constrained, oriented=oriented, starts=starts)
+    per_target = max(1, need // max(count, 1))
+    check_memory(need, f"solve_batch of {count:,} targets on a chain of {n} joints",
+                 lambda available: f"solve them in pieces of at most {max(1, available // (2 * per_target)):,} targets "
+                                   "(half the memory available)")
+
+
+def _turned_starts(model, initials, targets3, roots, tol, cap, threads):
     """The start poses after ``fabrik.solve``'s ``turn_start`` (one per target, (N, n, 3)), or
     ``initials`` as they are when they are one shared pose that is not bent enough to be turned
     (a straight rest pose)."""
@@ -188,10 +234,10 @@ def _turned_starts(model, initials, targets3, roots, tol, cap):
 
     if initials.shape[0] == 1 and not batch.start_bent(initials[0], float(np.sum(model._kernel_lengths))):
         return initials
-    return batch.turn_starts(initials, model._kernel_lengths, targets3, roots, tol, cap)
+    return _parallel(threads, batch.turn_starts, (initials, model._kernel_lengths, targets3, roots, tol, cap))
 
 
-def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, opts, threads, progress):
+def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ceiling, opts, threads, progress):
     """``fabrik-constrained`` for every target (``fabrik.kernels.batch.batch_constrained``)."""
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
@@ -218,23 +264,72 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, op
     out_code = np.empty(count, np.int64)
     announce_compile(batch.batch_constrained)
     run = _with_threads(threads, batch.batch_constrained)
-    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
-        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
-    with progress_bar(progress, count, "solve_batch", "target") as bar:
-        for s, e in pieces:
-            run(initials if initials.shape[0] == 1 else initials[s:e], model._kernel_lengths, targets3[s:e],
-                roots if roots.shape[0] == 1 else roots[s:e], limits, frame, mats if mats.shape[0] == 1 else
-                mats[s:e], oriented, dim == 2, tol, opts.orientation_tol, cap, out_p[s:e], out_frames[s:e],
-                out_it[s:e], out_err[s:e], out_oerr[s:e], out_code[s:e])
-            if bar is not None:
-                bar.update(e - s)
+
+    def launch(rows, starts, rows_cap, out):
+        p, it, err, code, frames, oerr = out
+        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
+            _rows(roots, rows), limits, frame, _rows(mats, rows), oriented, dim == 2, tol, opts.orientation_tol,
+            rows_cap, p, frames, it, err, oerr, code)
+
+    _in_slices(launch, [out_p, out_it, out_err, out_code, out_frames, out_oerr], cap, ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik-constrained", STATUSES, out_frames,
                          out_oerr if oriented else None)
 
 
+def _rows(values: np.ndarray, rows) -> np.ndarray:
+    """The rows of a per-target array for targets ``rows`` (a slice or indices), or the array as it
+    is when it holds one row for every target."""
+    return values if values.shape[0] == 1 else values[rows]
+
+
+def _in_slices(launch, out: list, cap: int, ceiling: int, progress: bool) -> None:
+    """Solve every target as ``fabrik.solve`` does, into ``out`` ([positions, iterations, errors,
+    status codes, and any other per-target outputs], one row per target): at most ``ceiling``
+    iterations, run as kernel calls of at most ``registry.SLICE_ITERATIONS`` each, a target that
+    ended a slice ``max_iterations`` going on from the pose it ended on (``api._in_slices``; a
+    batch of caps within one slice is one call). ``launch(rows, starts, cap, out_rows)`` solves
+    targets ``rows`` (a slice or indices) from ``starts`` ((k, n, 3), or None for the batch's own
+    start poses) into ``out_rows``. The first slice runs in pieces of ``PROGRESS_PIECE`` targets
+    when ``progress`` shows a bar."""
+    count = out[0].shape[0]
+    cap = min(cap, ceiling)
+    first = min(cap, registry.SLICE_ITERATIONS)
+    pieces = [(0, count)] if not progress or count <= PROGRESS_PIECE else [
+        (s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        for s, e in pieces:
+            launch(slice(s, e), None, first, [o[s:e] for o in out])
+            if bar is not None:
+                bar.update(e - s)
+    if cap <= first:
+        return
+    positions, iterations, _, codes = out[:4]
+    done, last = iterations.copy(), iterations.copy()
+    while True:
+        left = cap - done
+        pending = np.flatnonzero((codes == MAX_ITERATIONS) & (left > 0) & (last > 0))
+        if pending.size == 0:
+            break
+        for rest in np.unique(left[pending]):
+            rows = pending[left[pending] == rest]
+            part = [np.empty((rows.size,) + o.shape[1:], o.dtype) for o in out]
+            launch(rows, np.ascontiguousarray(positions[rows]), int(min(rest, registry.SLICE_ITERATIONS)), part)
+            for o, values in zip(out, part):
+                o[rows] = values
+            last[rows] = part[1]
+            done[rows] += part[1]
+    iterations[:] = done
+
+
 def _with_threads(threads, kernel):
+    """``kernel(*args)`` as a function of ``args``, run on ``threads`` numba threads (``_parallel``;
+    ``threads`` checked by ``solve_batch``)."""
+    return lambda *args: _parallel(threads, kernel, args)
+
+
+def _check_threads(threads) -> None:
     import numba
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
@@ -242,16 +337,29 @@ def _with_threads(threads, kernel):
         raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
                          f"{threads!r}")
 
-    def run(*args):
-        before = numba.get_num_threads()
-        if threads is not None:
-            numba.set_num_threads(int(threads))
-        try:
-            kernel(*args)
-        finally:
-            numba.set_num_threads(before)
 
-    return run
+#: numba's ``workqueue`` threading layer (its fallback where neither TBB nor OpenMP is installed)
+#: aborts the process when two Python threads launch parallel kernels at once; under it the batch
+#: kernels take this lock, one batch at a time (each uses every numba thread anyway).
+_WORKQUEUE_LAUNCH = threading.Lock()
+
+
+def _parallel(threads, call, args):
+    """``call(*args)`` on ``threads`` numba threads (None: all of them), numba's setting restored
+    after (it is per Python thread); one launch at a time under the workqueue threading layer.
+    Returns what ``call`` returns."""
+    import numba
+
+    before = numba.get_num_threads()  # (starts numba's threading layer, so that its name is known)
+    if threads is not None:
+        numba.set_num_threads(int(threads))
+    try:
+        if numba.threading_layer() == "workqueue":
+            with _WORKQUEUE_LAUNCH:
+                return call(*args)
+        return call(*args)
+    finally:
+        numba.set_num_threads(before)
 
 
 def _finite(value, name: str) -> np.ndarray:
@@ -275,43 +383,33 @@ def _numba_runner(layout: str, threads: int | None):
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
 
-    if threads is not None:
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not \
-                1 <= threads <= numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"threads must be a whole number from 1 to {numba.config.NUMBA_NUM_THREADS}, got "
-                             f"{threads!r}")
     kernel = {"lockstep": batch.batch_lockstep, "per-thread": batch.batch_per_thread,
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
 
-    def run(*args):
-        before = numba.get_num_threads()
-        if threads is not None:
-            numba.set_num_threads(int(threads))
-        try:
-            count, workers = args[2].shape[0], numba.get_num_threads()
-            if layout == "lockstep" and count >= batch.LANES * workers:
-                # small batches in small chunks, so that every thread gets work; never fewer
-                # targets than lanes, which would ride through every stage idle
-                chunk = max(batch.LANES, min(CHUNK, math.ceil(count / (4 * workers))))
-                kernel(*args, chunk)
-            elif layout == "lockstep":
-                batch.batch_per_thread(*args)
-            else:
-                kernel(*args)
-        finally:
-            numba.set_num_threads(before)
+    def launch(*args):
+        count, workers = args[2].shape[0], numba.get_num_threads()
+        if layout == "lockstep" and count >= batch.LANES * workers:
+            # small batches in small chunks, so that every thread gets work; never fewer
+            # targets than lanes, which would ride through every stage idle
+            chunk = max(batch.LANES, min(CHUNK, math.ceil(count / (4 * workers))))
+            kernel(*args, chunk)
+        elif layout == "lockstep":
+            batch.batch_per_thread(*args)
+        else:
+            kernel(*args)
 
-    return run
+    return lambda *args: _parallel(threads, launch, args)
 
 
-def _warp_runner(device):
+def _warp_runner(device, threads: int | None):
     from fabrik.kernels.batch_warp import run_warp
 
-    def run(*args):
-        run_warp(*args, device=device)
+
+    def run(*args):  # (Warp hands some targets back to a parallel numba kernel: ``_parallel``)
+        _parallel(threads, lambda *a: run_warp(*a, device=device), args)
 
     return run
 
 
-__all__ = ["solve_batch", "BatchSolution", "LAYOUTS", "BACKENDS"]
+__all__ = ["solve_batch", "BatchSolution", "LAYOUTS", "BACKENDS", "batch_bytes"]

@@ -41,7 +41,7 @@ import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.fabrik_constrained import fabrik_constrained, fabrik_constrained_polished
-from fabrik.model.constraints import root_frame, swing_twist
+from fabrik.model.constraints import Cone, Hinge, Twist, root_frame, swing_twist, twist_excess
 from fabrik.model.limit_layout import pack_limits
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
@@ -73,6 +73,73 @@ def prepare(chain):
         hit = (limits, frame)
         _PREPARED[chain] = hit
     return hit
+
+
+def chain_limit_violations(chain, positions, frames, directions_only: bool = False) -> np.ndarray:
+    """How far (radians) each joint's limits are exceeded on a chain; (..., n), 0 where every
+    limit holds (and for the effector, which has no bone).
+
+    The chain's counterpart of ``fabrik.model.pose_frames.limit_violations`` (skeletons),
+    the same measure in pure NumPy, independent of the kernels: ``positions`` (..., n, d) in the
+    chain's dimension and ``frames`` (..., n, 3, 3) (a constrained solve's ``extras["frames"]``)
+    may carry leading axes. Joint i's limits restrict bone i (joint i -> i + 1) in the frame H of
+    bone i - 1 (the chain's fixed ``root_frame`` for joint 0); with v the bone's direction in H:
+    a ``Cone``'s ``cone_violation``; a ``Hinge``'s angle out of its plane and beyond its range; a
+    ``Twist``'s (and a hinge's implicit zero twist's) excess of ``frames[i]``'s twist relative to
+    H (3D chains only: a 2D chain has no twist). Also counted: the angle between ``frames[i]``'s
+    +Y and the bone. A zero-length bone has no direction of its own: its frame's +Y stands for it
+    (docs/constraints.md, "Edge cases"). ``directions_only``: the bones' directions alone, twists
+    left out (what positions show), as the skeletons' measure takes it.
+
+    ``fabrik.constraints.limit_violations`` checks the numbers (finite coordinates, rotation
+    frames) before it calls this.
+
+    Raises:
+        ValueError: shapes that do not match the chain.
+    """
+    from fabrik.model.pose_frames import _vec_cone_violation, _vec_twist
+
+    n, dim = chain.n_joints, chain.dim
+    p = np.asarray(positions, dtype=np.float64)
+    F = np.asarray(frames, dtype=np.float64)
+    if p.shape[-2:] != (n, dim) or F.shape[-3:] != (n, 3, 3) or F.shape[:-3] != p.shape[:-2]:
+        raise ValueError(f"positions (..., {n}, {dim}) and frames (..., {n}, 3, 3) must match this {dim}D chain, "
+                         f"got {p.shape} and {F.shape}")
+    if dim == 2:
+        p = np.concatenate([p, np.zeros(p.shape[:-1] + (1,))], axis=-1)
+    root = root_frame(chain)
+    out = np.zeros(p.shape[:-1])
+    for i in range(n - 1):
+        items = chain.constraints.get(i, ())
+        if not items:
+            continue
+        H = np.broadcast_to(root, F.shape[:-3] + (3, 3)) if i == 0 else F[..., i - 1, :, :]
+        y_axis = F[..., i, :, 1]
+        d = p[..., i + 1, :] - p[..., i, :]
+        norm = np.linalg.norm(d, axis=-1, keepdims=True)
+        bone = norm[..., 0] > 0.0
+        u = np.where(norm > 0.0, d / np.where(norm > 0.0, norm, 1.0), y_axis)  # a zero-length bone: its +Y
+        worst = np.where(bone, np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1),
+                                          np.einsum("...i,...i->...", y_axis, u)), 0.0)
+        v = np.einsum("...ji,...j->...i", H, u)
+        for item in items:
+            if isinstance(item, Cone):
+                worst = np.maximum(worst, _vec_cone_violation(item, v))
+            elif isinstance(item, Hinge):
+                a = np.asarray(item.axis)
+                off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
+                theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
+                worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
+        if dim == 3 and not directions_only:
+            twist = _vec_twist(H, F[..., i, :, :])
+            has_twist = any(isinstance(item, Twist) for item in items)
+            for item in items:
+                if isinstance(item, Twist):
+                    worst = np.maximum(worst, twist_excess(twist, item.min, item.max))
+                elif isinstance(item, Hinge) and not has_twist:
+                    worst = np.maximum(worst, np.abs(twist))
+        out[..., i] = worst
+    return out
 
 
 class ConstrainedExtras(Mapping):
@@ -178,4 +245,5 @@ def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_it
 add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions(), kernels=(fabrik_constrained,)), limits=True, oriented=True,
     frames=True, summary="FABRIK with joint limits and oriented targets (section 4.3)")
 
-__all__ = ["solve_fabrik_constrained", "prepare", "build_solution", "LimitOptions", "DEFAULT_ORIENTATION_TOL"]
+__all__ = ["solve_fabrik_constrained", "prepare", "build_solution", "LimitOptions", "DEFAULT_ORIENTATION_TOL",
+           "chain_limit_violations"]

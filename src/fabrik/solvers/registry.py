@@ -32,6 +32,8 @@ import importlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from fabrik._lazy import FIRST_USE
+
 KINDS = ("chain", "skeleton", "arm")
 
 #: The library's own method, the default everywhere.
@@ -132,12 +134,15 @@ _loaded = False
 
 
 def loaded() -> dict[str, Method]:
-    """``METHODS`` with every method module imported (once)."""
+    """``METHODS`` with every method module imported (once, under ``fabrik._lazy.FIRST_USE``: a
+    thread asking while another imports waits for every method)."""
     global _loaded
     if not _loaded:
-        _loaded = True
-        for module in METHOD_MODULES:
-            importlib.import_module(module)
+        with FIRST_USE:
+            if not _loaded:
+                for module in METHOD_MODULES:
+                    importlib.import_module(module)
+                _loaded = True
     return METHODS
 
 

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 from fabrik._progress import progress_bar
-from fabrik._validation import MAX_COORDINATE, as_points, real_numbers
+from fabrik._validation import MAX_COORDINATE, as_points, check_memory, real_numbers
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL, solve
@@ -68,6 +68,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
                          "fabrik.solve once a frame with initial=<the previous solution's positions>")
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str; fabrik.methods('skeleton') lists them), got {method!r}")
+    _check_sequence_memory(skeleton, targets)
     paths = _paths(targets)
     frames = paths.shape[0]
     arrays = rig(skeleton)
@@ -92,6 +93,32 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
             return chosen.sequence(skeleton, indices, paths, initial, roots, tol, cap, opts,
                                    None if bar is None else bar.update)
     return _frame_by_frame(skeleton, chosen.name, indices, paths, initial, roots, tol, max_iter, progress, options)
+
+
+def sequence_bytes(frames: int, n: int, k: int, *, joint_frames: bool = False) -> int:
+    """About how many bytes ``solve_sequence`` allocates for ``frames`` frames of a skeleton of
+    ``n`` joints with ``k`` targeted joints: its answer (positions, iterations, errors, statuses;
+    ``joint_frames``: the frames of a constrained method) and its working copies (the paths
+    stacked, a root per frame)."""
+    return frames * 8 * (3 * n + (9 * n if joint_frames else 0) + k + 2 + 3 * k + 3)
+
+
+def _check_sequence_memory(skeleton, targets) -> None:
+    """``InsufficientMemoryError`` before any work for more frames than the memory available
+    holds; the frame count is read from the first path's shape (an array's without a copy)."""
+    if not isinstance(targets, Mapping) or len(targets) == 0:
+        return  # (``_paths`` names the problem)
+    try:
+        shape = np.shape(next(iter(targets.values())))
+    except ValueError:
+        return
+    if len(shape) != 2:
+        return
+    need = sequence_bytes(int(shape[0]), skeleton.n_joints, len(targets), joint_frames=bool(skeleton.constraints))
+    per_frame = max(1, need // max(int(shape[0]), 1))
+    check_memory(need, f"solve_sequence of {int(shape[0]):,} frames on a skeleton of {skeleton.n_joints} joints",
+                 lambda available: f"solve it in pieces of at most {max(1, available // (2 * per_frame)):,} frames, "
+                                   "each started from the last one's pose (half the memory available)")
 
 
 def _paths(targets) -> np.ndarray:

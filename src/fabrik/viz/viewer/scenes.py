@@ -32,19 +32,32 @@ def make(viewer, model, kind: str | None = None, **options):
             from fabrik_experiments.table1 import benchmark_chain
 
             model = benchmark_chain()  # the Table 1 chain
-        return ChainScene(viewer, model, **options)
+        return _scene(ChainScene, kind, viewer, model, options)
     if kind == "skeleton":
         from fabrik.viz.viewer.skeleton import SkeletonScene
         import fabrik.models
 
-        return SkeletonScene(viewer, fabrik.models.humanoid() if model is None else model, **options)
+        return _scene(SkeletonScene, kind, viewer, fabrik.models.humanoid() if model is None else model, options)
     if kind == "arm":
         from fabrik.viz.viewer.arm import ArmScene
         import fabrik.models
 
-        return ArmScene(viewer, fabrik.models.dhm_arm() if model is None else model, **options)
+        return _scene(ArmScene, kind, viewer, fabrik.models.dhm_arm() if model is None else model, options)
     from fabrik.viz.viewer.take import TakeScene
 
     if model is None:
         raise ValueError("the take scene needs a BVH file")
-    return TakeScene(viewer, model, **options)
+    return _scene(TakeScene, kind, viewer, model, options)
+
+
+def _scene(cls, kind: str, viewer, model, options: dict):
+    """``cls(viewer, model, **options)``; a ValueError naming the options the scene takes for one
+    it does not (``fabrik view take --tol``, ``fabrik.view(path, kind="take", tol=...)`` raised
+    TypeError)."""
+    import inspect
+
+    takes = [name for name, p in inspect.signature(cls.__init__).parameters.items() if p.kind == p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise ValueError(f"the {kind} scene takes no option {', '.join(unknown)}; it takes {', '.join(takes)}")
+    return cls(viewer, model, **options)

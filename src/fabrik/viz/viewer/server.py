@@ -1,6 +1,11 @@
 """The viewer's server: a viser server bound to loopback unless told otherwise, and the
 helpers every scene shares (colours, bones as segments, safe callbacks, fitting the camera).
 
+A malformed message from a client (not msgpack, an unknown type, missing or mistyped fields) is
+reported in one line on stderr, whether viser fails to read it (the client's connection closes)
+or a scene's callback refuses it (``safe``); the server goes on. ``FABRIK_VIEW_DEBUG=1`` prints
+the tracebacks.
+
 viser serves its web client from files inside its own wheel; the page loads nothing from
 anywhere else (``tests/test_viewer_browser.py`` checks the browser's request log).
 """
@@ -8,12 +13,14 @@ anywhere else (``tests/test_viewer_browser.py`` checks the browser's request log
 from __future__ import annotations
 
 import ipaddress
+import logging
 import math
 import os
 import sys
 import threading
 import time
 import traceback
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -65,6 +72,26 @@ def safe(callback: Callable, what: str) -> Callable:
             return None
 
     return wrapped
+
+
+class _OneLinePerClientError(logging.Filter):
+    """On the ``websockets.server`` logger: a client connection whose handler failed (viser could
+    not read a message from it: not msgpack, an unknown type, missing or mistyped fields) is
+    reported in one line on stderr instead of a traceback; the connection closes and the server
+    goes on (``FABRIK_VIEW_DEBUG=1`` keeps the traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() != "connection handler failed" or not record.exc_info or \
+                os.environ.get("FABRIK_VIEW_DEBUG"):
+            return True
+        exc = record.exc_info[1]
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        print(f"fabrik view: a malformed client message ignored (its connection closed): {text[:200]}",
+              file=sys.stderr)
+        return False
+
+
+_CLIENT_ERRORS = _OneLinePerClientError()
 
 
 def finite_point(value, dim: int = 3) -> np.ndarray | None:
@@ -136,6 +163,13 @@ class Viewer:
                   "can see and drive the scene", file=sys.stderr)
         self.host = host
         self.echo = bool(echo)
+        logger = logging.getLogger("websockets.server")
+        if _CLIENT_ERRORS not in logger.filters:
+            logger.addFilter(_CLIENT_ERRORS)
+        # viser warns (two lines) about a client message whose field has another type than its
+        # annotation, then reads it anyway: what fails afterwards is reported in one line
+        warnings.filterwarnings("ignore", message=r"\[viser\] .* does not match annotation", category=UserWarning,
+                                module=r"viser\.")
         self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.server.gui.configure_theme(control_layout="fixed", show_logo=False, dark_mode=False)
         self.server.scene.set_up_direction("+y")
