@@ -45,18 +45,27 @@ ARM_MAX_ITER = 500
 ROBOT_MAX_ITER = 20 * ARM_MAX_ITER
 
 
+def _check_bool(value, name: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 @dataclass(frozen=True)
 class ArmOptions:
     """Options of the arm methods: ``orientation_tol`` (radians >= 0), the largest angle between the
-    tip frame and an oriented target's rotation that counts as reached; and the restarts
-    (``search``): at most ``restarts`` of them when an attempt stalls (0: one attempt), none begun
-    after ``time_budget`` seconds, their random angles drawn from a generator seeded with ``seed``
-    (the same call makes the same attempts). The S-R-S arm's closed-form FABRIK takes no restarts."""
+    tip frame and an oriented target's rotation that counts as reached; the restarts (``search``):
+    at most ``restarts`` of them when an attempt stalls (0: one attempt), none begun after
+    ``time_budget`` seconds, their random values drawn from a generator seeded with ``seed`` (the
+    same call makes the same attempts); and ``nearest``: prefer the answer closest to ``initial``
+    in joint space (``search``; TRAC-IK's "Distance" mode), for tracking and for robots whose
+    posture matters. The S-R-S arm's closed-form FABRIK takes no restarts."""
 
     orientation_tol: float = 1e-3
     restarts: int = 0
     time_budget: float = 0.05
     seed: int = 0
+    nearest: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "orientation_tol", check_tol(self.orientation_tol, "orientation_tol"))
@@ -66,13 +75,21 @@ class ArmOptions:
                 raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
             object.__setattr__(self, name, int(value))
         object.__setattr__(self, "time_budget", check_positive(self.time_budget, "time_budget"))
+        object.__setattr__(self, "nearest", _check_bool(self.nearest, "nearest"))
 
 
 @dataclass(frozen=True)
 class ArmFabrikOptions(ArmOptions):
-    """Options of FABRIK on arms: as ``ArmOptions``, restarting by default."""
+    """Options of FABRIK on arms: as ``ArmOptions``, restarting by default; ``finish``: damped
+    Newton steps on the joint values finish the solve once FABRIK's error is below
+    ``NEWTON_NEAR`` (``fabrik.kernels.arm_methods``; False: FABRIK alone)."""
 
     restarts: int = 200
+    finish: bool = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "finish", _check_bool(self.finish, "finish"))
 
 
 @dataclass(frozen=True)
@@ -96,11 +113,11 @@ class ArmShape:
     def __init__(self, arm):
         m = arm.n_joints
         groups = arm.spherical_groups()
-        if m != 7 or groups != ((0, 1, 2), (4, 5, 6)):
+        if m != 7 or groups != ((0, 1, 2), (4, 5, 6)) or arm.prismatic.any():
             raise ValueError(f"the DHM study's FABRIK takes arms of 7 joints with a spherical shoulder (joints 0-2 at "
                              f"one point), an elbow and a spherical wrist (joints 4-6 at one point), as "
                              f"fabrik.models.dhm_arm(); this arm has {m} joints and spherical groups {groups}")
-        axes, origins, tip = arm._kernel
+        axes, origins, tip, _ = arm._kernel
         up = origins[3][:3, 3]
         elbow_axis = origins[3][:3, :3] @ axes[3]
         if abs(float(up @ elbow_axis)) > 1e-9 * float(np.linalg.norm(up)):
@@ -144,7 +161,7 @@ def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
     becomes joint angles. The elbow and wrist must lie at the upper arm's and forearm's lengths
     from the shoulder and the elbow; an elbow outside its range is clipped into it."""
     arm_shape(arm)
-    axes, origins, tip = arm._kernel
+    axes, origins, tip, _ = arm._kernel
     start = _start(arm, None if previous is None else np.ascontiguousarray(previous, dtype=np.float64))
     return srs_angles(axes, origins, tip, arm._kernel_lower, arm._kernel_upper,
                       np.ascontiguousarray(elbow, dtype=np.float64), np.ascontiguousarray(wrist, dtype=np.float64),
@@ -192,59 +209,83 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
 #: Iterations without progress that end an attempt while restarts remain (the last attempt gets
 #: the full ``NO_PROGRESS_WINDOW``): a stalled attempt on a robot arm is caught at a limit or at a
 #: pose it cannot leave, and a fresh start is cheaper than waiting. An attempt that keeps making
-#: progress is never cut short (near the target FABRIK's error falls by a few percent an
-#: iteration, for hundreds of iterations at tight tolerances).
+#: progress is never cut short.
 RESTART_WINDOW = 20
 #: The orientation markers' distance from the tip, as a fraction of the reach.
 MARKER = 0.15
+#: FABRIK's error (position over the reach plus orientation in radians) below which damped Newton
+#: steps finish an attempt (``fabrik.kernels.arm_methods.newton_finish``).
+NEWTON_NEAR = 0.05
+#: With ``nearest``: the reached answers the search gathers (from ``initial`` and random starts)
+#: before it answers with the one closest to ``initial``, unless Newton steps from ``initial``
+#: reach the target by themselves.
+NEAREST_CANDIDATES = 8
 
 
 def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
-    """FABRIK on any revolute arm (``fabrik.kernels.arm_methods``), restarted while it stalls."""
+    """FABRIK on any arm (``fabrik.kernels.arm_methods``), finished by Newton steps, restarted while
+    it stalls."""
     announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
-    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: fabrik_arm(*common, cap, length, MARKER * length, window))
+    near = NEWTON_NEAR if options.finish else 0.0
+
+    def run(*common, cap, window, first):
+        # with ``nearest`` the first attempt begins with Newton steps from ``initial`` itself
+        return fabrik_arm(*common, cap, length, MARKER * length, window,
+                          math.inf if (first and options.nearest) else near)
+
+    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run)
 
 
 def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
     return _restarted(arm, "ccd", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: ccd_arm(*common, cap, float(arm.reach), window))
+                      lambda *common, cap, window, first: ccd_arm(*common, cap, float(arm.reach), window))
 
 
 def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
     reach = float(arm.reach)
     return _restarted(arm, "jacobian-dls", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: dls_arm(*common, cap, reach, options.damping * reach,
-                                                           options.max_angle_step, window))
+                      lambda *common, cap, window, first: dls_arm(*common, cap, reach, options.damping * reach,
+                                                                  options.max_angle_step, window))
 
 
 def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel) -> Solution:
-    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, lower, upper, target, rotation,
-    oriented, q0, tol, orientation_tol, cap=, window=)`` (its remaining arguments bound)."""
-    axes, origins, tip = arm._kernel
+    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, slides, lower, upper, target,
+    rotation, oriented, q0, tol, orientation_tol, cap=, window=, first=)`` (its remaining
+    arguments bound; ``first``: the attempt from ``initial``)."""
+    axes, origins, tip, slides = arm._kernel
     oriented = rotation is not None
     goal_R = rotation if oriented else _IDENTITY
     lower, upper = arm._kernel_lower, arm._kernel_upper
 
-    def attempt(q0, cap, window):
-        return kernel(axes, origins, tip, lower, upper, target, goal_R, oriented, q0, tol, options.orientation_tol,
-                      cap=cap, window=window)
+    def attempt(q0, cap, window, first):
+        return kernel(axes, origins, tip, slides, lower, upper, target, goal_R, oriented, q0, tol,
+                      options.orientation_tol, cap=cap, window=window, first=first)
 
     result, iterations, attempts = search(arm, attempt, _start(arm, initial), max_iter, options)
     sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
-    return sol._replace(extras=MappingProxyType({**sol.extras, "attempts": attempts}))
+    extras = {**sol.extras, "attempts": attempts}
+    if method != "ccd" and method != "jacobian-dls":
+        extras["newton_steps"] = int(result[7])
+    return sol._replace(extras=MappingProxyType(extras))
 
 
 def search(arm, attempt, start, max_iter, options):
-    """Attempts of an arm kernel from ``start``, then from random angles within the limits, until
+    """Attempts of an arm kernel from ``start``, then from random values within the limits, until
     one reaches the target, the target is out of reach, ``options.restarts`` restarts are spent,
     ``options.time_budget`` seconds have passed (no attempt begins after it) or ``max_iter``
-    iterations in all. ``attempt(q0, cap, window)`` runs one (a kernel's result tuple, as
-    ``ccd_arm``). Returns (the best attempt's result with its status for the whole search,
-    iterations in all, attempts)."""
+    iterations in all. ``attempt(q0, cap, window, first)`` runs one (a kernel's result tuple, as
+    ``ccd_arm``, with the Newton steps it kept last). Returns (the best attempt's result with its
+    status for the whole search, iterations in all, attempts).
+
+    With ``options.nearest`` a reached attempt does not end the search unless it is the first and
+    got there by Newton steps from ``start`` alone (no FABRIK iteration: a damped Newton step is
+    the least joint motion that serves the target to first order, so its answer is the nearest
+    on the start's branch); otherwise the search gathers up to ``NEAREST_CANDIDATES`` reached
+    answers within the same restarts and time budget and answers with the one closest to
+    ``start`` (``joint_distance``)."""
     deadline = time.perf_counter() + options.time_budget
     best = None
     best_score = math.inf
@@ -252,32 +293,47 @@ def search(arm, attempt, start, max_iter, options):
     attempts = 0
     rng = None
     reach = float(arm.reach)
+    nearest = options.nearest
+    candidates = []
+    q_start = start
     while True:
         more = attempts < options.restarts
-        result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW)
+        result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW, attempts == 0)
         attempts += 1
         total += int(result[3])
         code = int(result[6])
         score = float(result[4]) + reach * float(result[5])
         if code == REACHED or score < best_score:
             best, best_score = result, score
+        if code == REACHED and nearest:
+            if attempts == 1 and int(result[3]) == 0:
+                break  # Newton steps from the start alone: the start's own branch
+            candidates.append(result)
+            code = REACHED if len(candidates) >= NEAREST_CANDIDATES else STALLED
         if code in (REACHED, UNREACHABLE) or not more or total >= max_iter or time.perf_counter() >= deadline:
             break
         if rng is None:
             rng = np.random.default_rng(options.seed)
-            low, span = cached(arm, "random_ranges", lambda: _random_ranges(arm))
+            low, span = arm.random_ranges()
         start = low + span * rng.random(low.shape[0])  # as arm.random_angles(rng), without its checks
-    if code != REACHED and int(best[6]) != UNREACHABLE:
-        best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),)
+    if candidates:
+        unit = _distance_units(arm)
+        best = min(candidates, key=lambda r: joint_distance(r[0], q_start, unit))
+    elif int(best[6]) != REACHED and int(best[6]) != UNREACHABLE:
+        best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),) + best[7:]
     return best, total, attempts
 
 
-def _random_ranges(arm):
-    """(low, span) of ``Arm.random_angles``: angles drawn as ``low + span * uniform``."""
-    low = np.where(np.isfinite(arm.lower), arm.lower,
-                   np.where(np.isfinite(arm.upper), arm.upper - 2.0 * math.pi, -math.pi))
-    high = np.where(np.isfinite(arm.upper), arm.upper, low + 2.0 * math.pi)
-    return low, high - low
+def _distance_units(arm) -> np.ndarray:
+    return cached(arm, "distance_units", lambda: np.where(arm.prismatic, float(arm.reach) or 1.0, 1.0))
+
+
+def joint_distance(q, q_ref, unit) -> float:
+    """The distance in joint space ``nearest`` minimises: ``sqrt(sum(((q - q_ref) / unit)^2))``,
+    ``unit`` 1 for a revolute joint (radians) and the arm's reach for a prismatic one (a slide of
+    the whole reach counts as a radian)."""
+    d = (q - q_ref) / unit
+    return float(math.sqrt(float(d @ d)))
 
 
 _IDENTITY = np.eye(3)
