@@ -69,9 +69,24 @@ from fabrik.kernels.vec import dist3v
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
     UNREACHABLE
 
-#: Damped Newton steps per finish (each one ``forward_arm``, the Jacobian and a 6 x 6 solve): near a
-#: solution the error squares every step, so a handful takes 1e-3 to 1e-12.
-NEWTON_STEPS = 8
+#: Damped Newton tries per finish (each one ``forward_arm`` and a 6 x 6 solve, and the Jacobian
+#: after a kept step): near a solution the error squares every step, so a handful takes 1e-3 to
+#: 1e-12; the rest serve steps tried again with more damping.
+NEWTON_STEPS = 12
+#: The damping of the Newton steps is ``mu |e|^2`` (e normalised: position over the reach,
+#: orientation in radians), mu starting at ``NEWTON_MU``, times 16 after a step that does not
+#: lower ``|e|``, a quarter after one that does, never below ``NEWTON_MU_MIN``: near a solution the
+#: damping vanishes faster than the error (Newton's quadratic convergence), and near a singular
+#: pose it keeps the steps short.
+NEWTON_MU = 1e-3
+NEWTON_MU_MIN = 1e-9
+#: Newton tries from the start itself (``near`` = inf: a solve preferring the answer nearest its
+#: start), where slow progress near a singular pose is worth more tries than a restart.
+START_NEWTON_STEPS = 48
+#: The largest step of a joint in one of those steps (radians; a slide: this times ``scale``):
+#: short steps, each from a new linearisation, follow the start's branch where one long step
+#: would land farther along the arm's redundancy.
+NEAREST_MAX_STEP = 0.05
 #: The largest step of a joint in one Newton step (radians; a slide: this times ``scale``): longer
 #: steps leave the region where the linearisation holds, and would leave the start's branch.
 NEWTON_MAX_STEP = 0.5
@@ -327,16 +342,16 @@ def _residual(positions, frames, target_p, target_R, oriented, orient_weight, po
 
 
 @njit(cache=True, inline="always")
-def _damped_solve(J, free, damping2, e, G, y, dq):
-    """dq = J_F^T (J_F J_F^T + damping2 I)^-1 e over the columns where ``free`` (0 elsewhere):
-    ``G`` (rows, rows) and ``y`` (rows,) scratch; a Cholesky solve written out (rows <= 6)."""
+def _damped_solve(J, w, damping2, e, G, y, dq):
+    """dq = W J^T (J W J^T + damping2 I)^-1 e, W = diag(w) (m,) >= 0: the step of least
+    ``sum dq_k^2 / w_k`` (a joint of weight 0 held still); ``G`` (rows, rows) and ``y`` (rows,)
+    scratch; a Cholesky solve written out (rows <= 6)."""
     rows, m = J.shape
     for r in range(rows):
         for c in range(r + 1):
             total = 0.0
             for k in range(m):
-                if free[k]:
-                    total += J[r, k] * J[c, k]
+                total += w[k] * J[r, k] * J[c, k]
             G[r, c] = total
         G[r, r] += damping2
     # G = L L^T in place (lower triangle), then L L^T y = e
@@ -363,25 +378,30 @@ def _damped_solve(J, free, damping2, e, G, y, dq):
         y[r] = total / G[r, r]
     for k in range(m):
         total = 0.0
-        if free[k]:
-            for r in range(rows):
-                total += J[r, k] * y[r]
-        dq[k] = total
+        for r in range(rows):
+            total += J[r, k] * y[r]
+        dq[k] = w[k] * total
 
 
 @njit(cache=True)
 def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, tol,
-                  otol, scale, steps, J, e, G, y, dq, free, trial, trial_positions, trial_frames):
+                  otol, scale, steps, max_step, barrier, J, e, G, y, dq, weights, trial, trial_positions, trial_frames):
     """Damped Newton (Levenberg-Marquardt) steps on the joint values from ``q`` (m,), whose forward
-    pose ``positions``, ``frames`` is given: each step solves ``(J J^T + |e|^2 I) y = e``,
+    pose ``positions``, ``frames`` is given: each step solves ``(J J^T + mu |e|^2 I) y = e``
+    (mu: ``NEWTON_MU``),
     ``dq = J^T y`` on the normalised error e (position over ``scale``, orientation in radians) and
-    Jacobian (slides per ``scale``), at most ``NEWTON_MAX_STEP`` on its largest component; a joint
+    Jacobian (slides per ``scale``), at most ``max_step`` on its largest component; a joint
     the step would carry past a limit is put on the limit and the step solved again for the
-    others (``NEWTON_PASSES``). A step is kept only when it lowers ``|e|``; the steps end on
-    reaching the target (``tol``, ``otol`` by ``pose_error``), on a step that does not lower it,
-    or after ``steps``. ``q``, ``positions``, ``frames`` end at the best pose; returns (position
+    others (``NEWTON_PASSES``). A step is kept only when it lowers ``|e|`` (then mu falls, to
+    ``NEWTON_MU_MIN`` at least); one that does not is tried again with mu 16 times larger. The steps end on reaching the
+    target (``tol``, ``otol`` by ``pose_error``), when mu passes 1e6, or after ``steps`` tries. ``q``, ``positions``, ``frames`` end at the best pose; returns (position
     error, orientation error, reached, steps kept). The other arrays are scratch: J (rows, m),
-    e, y (rows,), G (rows, rows), dq, trial (m,), free (m,) bool, trial_positions, trial_frames."""
+    e, y (rows,), G (rows, rows), dq, trial, weights (m,), trial_positions, trial_frames.
+
+    ``barrier``: a joint the step would take towards its nearer limit counts in the step's least
+    norm with a weight that falls from 1 to 0 as it nears that limit (the gradient of Chan and
+    Dubey's joint-limit measure), so that a redundant arm turns its other joints instead of
+    running into the limit."""
     m = axes.shape[0]
     rows = J.shape[0]
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
@@ -392,21 +412,39 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
     for r in range(rows):
         cost += e[r] * e[r]
     kept = 0
+    mu = NEWTON_MU
+    fresh = False  # whether J is the Jacobian of q
     for _ in range(steps):
-        _jacobian(axes, slides, positions, frames, oriented, 1.0, scale, J)
-        damping2 = cost + 1e-24
+        if not fresh:
+            _jacobian(axes, slides, positions, frames, oriented, 1.0, scale, J)
+            fresh = True
+        _residual(positions, frames, target_p, target_R, oriented, 1.0, scale, e)
+        damping2 = mu * cost + 1e-24
         for k in range(m):
-            free[k] = True
+            weights[k] = 1.0
             trial[k] = q[k]
+        _damped_solve(J, weights, damping2, e, G, y, dq)
+        # a joint the step takes towards its nearer limit is weighted down by the limits' barrier
+        # (its share of the step falls as it nears the limit: the redundancy turns the others)
+        weighted = False
+        for k in range(m if barrier else 0):
+            lo, hi = lower[k], upper[k]
+            if np.isfinite(lo) and np.isfinite(hi) and hi > lo and dq[k] * (2.0 * q[k] - lo - hi) > 0.0:
+                unit = scale if slides[k] else 1.0
+                room = 4.0 * (hi - q[k]) ** 2 * (q[k] - lo) ** 2
+                # |dH/dq| of H = sum (hi - lo)^2 / (4 (hi - q)(q - lo)) (Chan & Dubey 1995), per unit
+                weights[k] = room / (room + unit * (hi - lo) ** 2 * abs(2.0 * q[k] - lo - hi))
+                weighted = True
         for _pass in range(NEWTON_PASSES):
-            _damped_solve(J, free, damping2, e, G, y, dq)
+            if weighted or _pass > 0:
+                _damped_solve(J, weights, damping2, e, G, y, dq)
             big = 0.0
             for k in range(m):
                 big = max(big, abs(dq[k]))
-            shrink = NEWTON_MAX_STEP / big if big > NEWTON_MAX_STEP else 1.0
+            shrink = max_step / big if big > max_step else 1.0
             held = False
             for k in range(m):
-                if not free[k]:
+                if weights[k] == 0.0:
                     continue
                 unit = scale if slides[k] else 1.0
                 value = q[k] + shrink * dq[k] * unit
@@ -417,11 +455,11 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
                     for r in range(rows):
                         e[r] -= J[r, k] * moved
                     trial[k] = bound
-                    free[k] = False
+                    weights[k] = 0.0
                     held = True
             if not held or _pass == NEWTON_PASSES - 1:
                 for k in range(m):
-                    if free[k]:
+                    if weights[k] != 0.0:
                         unit = scale if slides[k] else 1.0
                         _set(trial, k, q[k] + shrink * dq[k] * unit, lower, upper)
                 break
@@ -431,9 +469,15 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
         for r in range(rows):
             new_cost += e[r] * e[r]
         if not new_cost < cost:
-            break
+            # the linearisation overshot (near a singularity, or far): damp harder and try again
+            mu *= 16.0
+            if mu > 1e6:
+                break
+            continue
+        mu = max(0.25 * mu, NEWTON_MU_MIN)
         cost = new_cost
         kept += 1
+        fresh = False
         q[:] = trial
         positions[:] = trial_positions
         frames[:] = trial_frames
@@ -446,15 +490,15 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
 
 @njit(cache=True, inline="always")
 def _dls_step(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, scale,
-              damping, max_angle_step, J, e, G, y, dq, free):
+              damping, max_angle_step, J, e, G, y, dq, weights):
     """The damped least squares step, into ``q`` and its forward pose; ``J`` (rows, m), ``e``, ``y``
-    (rows,), ``G`` (rows, rows), ``dq`` (m,) and ``free`` (m,) (all True) are scratch, rows 6
+    (rows,), ``G`` (rows, rows), ``dq`` (m,) and ``weights`` (m,) (all 1) are scratch, rows 6
     for a pose target, else 3."""
     m = axes.shape[0]
     # in model units: position rows as they are, orientation rows times scale; slides per unit
     _jacobian(axes, slides, positions, frames, oriented, scale, 1.0, J)
     _residual(positions, frames, target_p, target_R, oriented, scale, 1.0, e)
-    _damped_solve(J, free, damping * damping, e, G, y, dq)
+    _damped_solve(J, weights, damping * damping, e, G, y, dq)
     big = 0.0
     for k in range(m):
         big = max(big, abs(dq[k]) / (scale if slides[k] else 1.0))
@@ -470,7 +514,7 @@ FABRIK, CCD, DLS = 0, 1, 2
 
 @njit(cache=True, inline="always")
 def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter,
-            scale, window, marker, damping, max_angle_step, near):
+            scale, window, marker, damping, max_angle_step, near, barrier):
     """One attempt of ``method`` (``FABRIK``, ``CCD`` or ``DLS``) from the values ``q0`` (module
     docstring).
 
@@ -479,7 +523,8 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     iterations without progress after which the attempt stops; ``marker`` (FABRIK: model units) is
     the distance of the orientation markers from the tip; ``damping`` and ``max_angle_step`` are
     DLS's; ``near`` (FABRIK) the error (position over ``scale`` plus orientation in radians) below
-    which Newton steps finish the solve (0: never; inf: from the start). Returns (q, positions,
+    which Newton steps finish the solve (0: never; inf: from the start, in steps of at most
+    ``NEAREST_MAX_STEP``, with the limits' ``barrier`` when asked). Returns (q, positions,
     frames, iterations, error, orientation error, status, Newton steps kept). Inlined into each
     method's entry, where ``method`` is a constant the compiler folds."""
     m = axes.shape[0]
@@ -506,7 +551,7 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     G = np.zeros((rows, rows))
     y = np.zeros(rows)
     dq = np.zeros(m)
-    free = np.ones(m, dtype=np.bool_)
+    weights = np.ones(m)
     trial = np.empty(m)
     trial_positions = np.empty_like(positions)
     trial_frames = np.empty_like(frames)
@@ -518,9 +563,13 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     newton = 0
     if method == FABRIK:
         if best < near * scale:
+            start = near == np.inf  # a solve preferring the answer nearest its start
             err, oerr, done, kept = newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R,
-                                                  oriented, q, positions, frames, tol, otol, scale, NEWTON_STEPS, J, e,
-                                                  G, y, dq, free, trial, trial_positions, trial_frames)
+                                                  oriented, q, positions, frames, tol, otol, scale,
+                                                  START_NEWTON_STEPS if start else NEWTON_STEPS,
+                                                  NEAREST_MAX_STEP if start else NEWTON_MAX_STEP, barrier and start, J,
+                                                  e, G, y, dq, weights,
+                                                  trial, trial_positions, trial_frames)
             newton += kept
             if done:
                 return q, positions, frames, 0, err, oerr, REACHED, newton
@@ -575,7 +624,7 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                        scale)
         else:
             _dls_step(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames,
-                      scale, damping, max_angle_step, J, e, G, y, dq, free)
+                      scale, damping, max_angle_step, J, e, G, y, dq, weights)
         it += 1
         if method == FABRIK:
             # the backward stage moved X and Z with the joints: they are the new pose's (to
@@ -590,8 +639,8 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                 if finish:
                     err, oerr, done, kept = newton_finish(axes, origins, tip, slides, lower, upper, target_p,
                                                           target_R, oriented, q, positions, frames, tol, otol, scale,
-                                                          NEWTON_STEPS, J, e, G, y, dq, free, trial, trial_positions,
-                                                          trial_frames)
+                                                          NEWTON_STEPS, NEWTON_MAX_STEP, False, J, e, G, y, dq, weights,
+                                                          trial, trial_positions, trial_frames)
                     newton += kept
                     if done:
                         return q, positions, frames, it, err, oerr, REACHED, newton
@@ -631,11 +680,11 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
 
 @njit(cache=True)
 def fabrik_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
-               marker, window, near):
+               marker, window, near, barrier=False):
     """One FABRIK attempt on an arm from the values ``q0``: ``arm_run`` with ``FABRIK``, Newton steps
     finishing it below ``near``."""
     return arm_run(FABRIK, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, marker, 0.0, 0.0, near)
+                   max_iter, scale, window, marker, 0.0, 0.0, near, barrier)
 
 
 @njit(cache=True)
@@ -643,7 +692,7 @@ def ccd_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, orient
             window=NO_PROGRESS_WINDOW):
     """CCD on an arm: ``arm_run`` with ``CCD``."""
     return arm_run(CCD, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, 0.0, 0.0, 0.0, 0.0)
+                   max_iter, scale, window, 0.0, 0.0, 0.0, 0.0, False)
 
 
 @njit(cache=True)
@@ -651,4 +700,4 @@ def dls_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, orient
             damping, max_angle_step, window=NO_PROGRESS_WINDOW):
     """Damped least squares on an arm: ``arm_run`` with ``DLS``."""
     return arm_run(DLS, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, 0.0, damping, max_angle_step, 0.0)
+                   max_iter, scale, window, 0.0, damping, max_angle_step, 0.0, False)

@@ -31,8 +31,9 @@ import numpy as np
 
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
+from fabrik.kernels.arm import _axis_rotation as axis_rotation
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
-from fabrik.kernels.arm_methods import ccd_arm, dls_arm, fabrik_arm
+from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
@@ -215,7 +216,7 @@ RESTART_WINDOW = 20
 MARKER = 0.15
 #: FABRIK's error (position over the reach plus orientation in radians) below which damped Newton
 #: steps finish an attempt (``fabrik.kernels.arm_methods.newton_finish``).
-NEWTON_NEAR = 0.05
+NEWTON_NEAR = 0.3
 #: With ``nearest``: the reached answers the search gathers (from ``initial`` and random starts)
 #: before it answers with the one closest to ``initial``, unless Newton steps from ``initial``
 #: reach the target by themselves.
@@ -224,17 +225,64 @@ NEAREST_CANDIDATES = 8
 
 def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
     """FABRIK on any arm (``fabrik.kernels.arm_methods``), finished by Newton steps, restarted while
-    it stalls."""
+    it stalls; with ``nearest``, Newton steps from ``initial`` first (``_seek_near``)."""
     announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
     near = NEWTON_NEAR if options.finish else 0.0
 
     def run(*common, cap, window, first):
-        # with ``nearest`` the first attempt begins with Newton steps from ``initial`` itself
-        return fabrik_arm(*common, cap, length, MARKER * length, window,
-                          math.inf if (first and options.nearest) else near)
+        return fabrik_arm(*common, cap, length, MARKER * length, window, near)
 
-    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run)
+    local = None
+    if options.nearest:
+        def local(q0):
+            return _seek_near(arm, target, rotation, q0, tol, options.orientation_tol, length)
+
+    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run, local)
+
+
+#: With ``nearest``: the pieces of the path of poses ``_seek_near`` follows from the start's pose
+#: to the target when Newton steps from the start do not reach it at once.
+NEAREST_PIECES = 8
+
+
+def _seek_near(arm, target, rotation, q0, tol, otol, length):
+    """The answer on the start's own branch, or None: damped Newton steps from ``q0`` (each the least
+    joint motion that serves the target to first order, none longer than ``NEAREST_MAX_STEP``:
+    ``fabrik.kernels.arm_methods.newton_finish``); when they do not reach the target, the same
+    steps with the limits' barrier (a joint nearing a limit weighed down, so that a redundant arm
+    turns the others); then these along a path of poses from q0's tip pose to the target in
+    ``NEAREST_PIECES`` equal pieces (the position along the line, the rotation along its
+    geodesic), each from the last piece's answer: a continuation, which follows the start's
+    branch through a larger change of pose. A kernel result tuple (as ``fabrik_arm``'s, with
+    iterations 0) reached at ``tol``, ``otol``, or None."""
+    axes, origins, tip, slides = arm._kernel
+    lower, upper = arm._kernel_lower, arm._kernel_upper
+    oriented = rotation is not None
+    goal = rotation if oriented else _IDENTITY
+
+    def newton(p, r, q, barrier=False):
+        return fabrik_arm(axes, origins, tip, slides, lower, upper, p, r, oriented, q, tol, otol, 0, length,
+                          MARKER * length, NO_PROGRESS_WINDOW, math.inf, barrier)
+
+    for barrier in (False, True):
+        result = newton(target, goal, q0, barrier)
+        if int(result[6]) == REACHED:
+            return result
+    positions, frames = forward(arm, q0)
+    p0, r0 = positions[-1], frames[-1]
+    turn = rotation_vector(r0, goal) if oriented else np.zeros(3)
+    angle = float(np.linalg.norm(turn))
+    axis = turn / angle if angle > 0.0 else np.array([0.0, 0.0, 1.0])
+    q, step = q0, np.empty((3, 3))
+    for i in range(1, NEAREST_PIECES + 1):
+        t = i / NEAREST_PIECES
+        axis_rotation(axis, t * angle, step)
+        result = newton(p0 + t * (target - p0), step @ r0 if oriented else goal, q, True)
+        if int(result[6]) != REACHED:
+            return None
+        q = result[0]
+    return result
 
 
 def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
@@ -251,10 +299,11 @@ def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Sol
                                                                   options.max_angle_step, window))
 
 
-def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel) -> Solution:
+def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel, local=None) -> Solution:
     """An arm kernel run by ``search``: ``kernel(axes, origins, tip, slides, lower, upper, target,
     rotation, oriented, q0, tol, orientation_tol, cap=, window=, first=)`` (its remaining
-    arguments bound; ``first``: the attempt from ``initial``)."""
+    arguments bound; ``first``: the attempt from ``initial``). ``local(q0)``: with ``nearest``,
+    an answer on the start's own branch (a kernel result, reached) or None, tried first."""
     axes, origins, tip, slides = arm._kernel
     oriented = rotation is not None
     goal_R = rotation if oriented else _IDENTITY
@@ -264,7 +313,13 @@ def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, k
         return kernel(axes, origins, tip, slides, lower, upper, target, goal_R, oriented, q0, tol,
                       options.orientation_tol, cap=cap, window=window, first=first)
 
-    result, iterations, attempts = search(arm, attempt, _start(arm, initial), max_iter, options)
+    start = _start(arm, initial)
+    found = None if local is None else local(start)
+    if found is not None:
+        result, iterations, attempts = found, 0, 1
+    else:
+        result, iterations, attempts = search(arm, attempt, start, max_iter, options)
+        attempts += local is not None
     sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
     extras = {**sol.extras, "attempts": attempts}
     if method != "ccd" and method != "jacobian-dls":
@@ -281,11 +336,11 @@ def search(arm, attempt, start, max_iter, options):
     status for the whole search, iterations in all, attempts).
 
     With ``options.nearest`` a reached attempt does not end the search unless it is the first and
-    got there by Newton steps from ``start`` alone (no FABRIK iteration: a damped Newton step is
-    the least joint motion that serves the target to first order, so its answer is the nearest
-    on the start's branch); otherwise the search gathers up to ``NEAREST_CANDIDATES`` reached
-    answers within the same restarts and time budget and answers with the one closest to
-    ``start`` (``joint_distance``)."""
+    ran no iteration (``start`` itself is an answer); otherwise the search gathers up to
+    ``NEAREST_CANDIDATES`` reached answers within the same restarts and time budget and answers
+    with the one closest to ``start`` (``joint_distance``), each revolute joint taken to the turn
+    of its angle (a multiple of 2 pi away: the same pose) nearest its start within its limits.
+    (FABRIK first looks for the answer on the start's own branch: ``_seek_near``.)"""
     deadline = time.perf_counter() + options.time_budget
     best = None
     best_score = math.inf
@@ -307,7 +362,7 @@ def search(arm, attempt, start, max_iter, options):
             best, best_score = result, score
         if code == REACHED and nearest:
             if attempts == 1 and int(result[3]) == 0:
-                break  # Newton steps from the start alone: the start's own branch
+                break  # the start itself
             candidates.append(result)
             code = REACHED if len(candidates) >= NEAREST_CANDIDATES else STALLED
         if code in (REACHED, UNREACHABLE) or not more or total >= max_iter or time.perf_counter() >= deadline:
@@ -318,10 +373,22 @@ def search(arm, attempt, start, max_iter, options):
         start = low + span * rng.random(low.shape[0])  # as arm.random_angles(rng), without its checks
     if candidates:
         unit = _distance_units(arm)
-        best = min(candidates, key=lambda r: joint_distance(r[0], q_start, unit))
+        turned = [_nearest_turns(arm, r[0], q_start) for r in candidates]
+        k = min(range(len(candidates)), key=lambda i: joint_distance(turned[i], q_start, unit))
+        q = turned[k]
+        positions, frames = forward(arm, q)
+        best = (q, positions, frames) + tuple(candidates[k][3:])
     elif int(best[6]) != REACHED and int(best[6]) != UNREACHABLE:
         best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),) + best[7:]
     return best, total, attempts
+
+
+def _nearest_turns(arm, q, q_ref) -> np.ndarray:
+    """q with each revolute joint's angle moved by whole turns (2 pi: the same pose) to the value
+    nearest q_ref's that its limits allow."""
+    turns = np.where(arm.prismatic, 0.0, np.round((q - q_ref) / (2.0 * math.pi)))
+    moved = q - 2.0 * math.pi * turns
+    return np.ascontiguousarray(np.where((moved >= arm.lower) & (moved <= arm.upper), moved, q))
 
 
 def _distance_units(arm) -> np.ndarray:
@@ -337,6 +404,14 @@ def joint_distance(q, q_ref, unit) -> float:
 
 
 _IDENTITY = np.eye(3)
+
+
+def rotation_vector(frame, goal) -> np.ndarray:
+    """The rotation vector (3,) (axis times angle, radians, in the base frame) turning ``frame``
+    (3, 3) onto ``goal`` (3, 3)."""
+    return np.array(_rotation_vector(np.ascontiguousarray(frame), np.ascontiguousarray(goal)))
+
+
 _new_tuple = tuple.__new__
 
 
