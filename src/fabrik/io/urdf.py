@@ -79,9 +79,17 @@ def _source(path) -> tuple[bytes, str]:
     except TypeError:
         raise URDFError(f"a URDF is a file path or XML text (a str starting with '<'), got "
                         f"{type(path).__name__}") from None
-    if not where.is_file():
-        raise URDFError(f"URDF file not found: {where}")
-    return where.read_bytes(), str(where)
+    try:
+        found = where.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
+        shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+        raise URDFError(f"URDF file not found: {shown!r} (a URDF is a file path, or XML text starting with '<')")
+    try:
+        return where.read_bytes(), str(where)
+    except OSError as exc:
+        raise URDFError(f"cannot read the URDF file {where}: {exc}") from None
 
 
 def _numbers(text, count: int, what: str) -> list[float]:
@@ -153,6 +161,8 @@ def _read_joint(element, index: int, links: set[str]) -> _Joint:
         raise URDFError(f"<joint> number {index + 1} has no name")
     what = f"<joint name={name!r}>"
     kind = element.get("type")
+    if kind is None:
+        raise URDFError(f"{what} has no type; URDF joint types are {', '.join(JOINT_KINDS)}")
     if kind not in JOINT_KINDS:
         raise URDFError(f"{what} has type {kind!r}; URDF joint types are {', '.join(JOINT_KINDS)}")
     joint.name, joint.type = name, kind

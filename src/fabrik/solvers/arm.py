@@ -1,25 +1,28 @@
-"""The methods for revolute-joint arms (``fabrik.Arm``), with joint angles in and out: FABRIK (the
-DHM pilot study's method on 7-joint human arms, FABRIK on link frames with restarts on any other
-arm), CCD and damped least squares.
+"""The methods for arms of revolute and prismatic joints (``fabrik.Arm``), with joint values in and
+out: FABRIK (the DHM pilot study's method on 7-joint human arms; on any other arm FABRIK on the
+joints, finished by damped Newton steps, with restarts), CCD and damped least squares.
 
 ``fabrik.solve(arm, target, initial=q0)``: ``target`` is the tip's position (xyz, model units)
-or its pose ``(xyz, rotation)`` (the tip frame in the base frame: for a DH model the last DH
-frame; a scipy Rotation, an (x, y, z, w) quaternion or a 3x3 matrix); ``initial`` the start's
-joint angles (m,) in radians (default: the rest angles, 0, clipped into the limits); ``root`` is
-not used (the base is fixed). The answer's ``joint_angles`` are the model's own coordinates
-(``fabrik.forward(arm, sol.joint_angles)`` gives ``sol.positions``), its ``error`` the tip's
-distance to the target and ``extras["orientation_error"]`` the angle (radians) between the tip
-frame and the target rotation; ``reached`` means both within ``tol`` and ``orientation_tol``.
+or its pose, ``(xyz, rotation)`` or a (4, 4) transform (the tip frame in the base frame: for a
+DH model the last DH frame; the forms of ``fabrik.model.pose``); ``initial`` the start's joint
+values (m,) (radians; model units for prismatic joints; default: 0 clipped into the limits);
+``root`` is not used (the base is fixed). The answer's ``joint_angles`` are the model's own
+coordinates (``fabrik.forward(arm, sol.joint_angles)`` gives ``sol.positions``), always within
+the limits, its ``error`` the tip's distance to the target and ``extras["orientation_error"]``
+the angle (radians) between the tip frame and the target rotation
+(``fabrik.kernels.arm.angle_between``); ``reached`` means both within ``tol`` and
+``orientation_tol``.
 
 ``fabrik`` solves an arm of the shape of ``fabrik.models.dhm_arm`` (a spherical shoulder: joints
 0-2 meeting at one point; an elbow: joint 3, its axis perpendicular to the upper arm; a spherical
 wrist: joints 4-6 meeting at one point) by the study's method (``fabrik.kernels.arm_ik``, one
 closed-form pass), and any other arm as ``fabrik-revolute`` does: FABRIK's forward and backward
-stages on the arm's joints, each joint turning the rest of the arm in closed form within its
-limits (``fabrik.kernels.arm_methods``), restarted from random angles within the limits when an
-attempt stalls (``search``).
+stages on the arm's joints, each joint turning (or sliding) the rest of the arm in closed form
+within its limits, then, once FABRIK is within ``NEWTON_NEAR``, damped Newton steps on the joint
+values (``finish``; ``fabrik.kernels.arm_methods``), restarted from random values within the
+limits when an attempt stalls (``search``). ``nearest`` prefers the answer closest to
+``initial`` (``_seek_near``, ``search``).
 """
-
 from __future__ import annotations
 
 import math
@@ -32,7 +35,9 @@ import numpy as np
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
 from fabrik.kernels.arm import _axis_rotation as axis_rotation
+from fabrik.kernels.arm import pose_error
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
+from fabrik.kernels.arm_methods import _jacobian as jacobian
 from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
@@ -187,7 +192,8 @@ _srs_announced = False
 
 def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """FABRIK on an arm: the DHM study's method on a 7-joint S-R-S arm (module docstring), FABRIK on
-    link frames with restarts on any other (``solve_revolute_arm``); ``initial`` (m,) checked angles."""
+    the joints finished by damped Newton steps, with restarts, on any other
+    (``solve_revolute_arm``); ``initial`` (m,) checked values."""
     global _srs_announced
     shape = arm.__dict__.get("_fabrik_srs_shape")  # srs_shape's cache, read without a call: the hot path
     if shape is None:
@@ -268,7 +274,7 @@ def _seek_near(arm, target, rotation, q0, tol, otol, length):
     for barrier in (False, True):
         result = newton(target, goal, q0, barrier)
         if int(result[6]) == REACHED:
-            return result
+            return _nearest_branch(arm, result, q0, newton, target, goal, oriented)
     positions, frames = forward(arm, q0)
     p0, r0 = positions[-1], frames[-1]
     turn = rotation_vector(r0, goal) if oriented else np.zeros(3)
@@ -283,6 +289,37 @@ def _seek_near(arm, target, rotation, q0, tol, otol, length):
             return None
         q = result[0]
     return result
+
+
+#: With ``nearest``: below this smallest singular value of the (normalised) Jacobian at the answer,
+#: branches of the inverse kinematics lie close together, and ``_nearest_branch`` looks for a nearer one.
+NEAR_SINGULAR = 0.05
+#: ... from this many starts about ``initial``, ``NEAR_SINGULAR`` radians from it.
+BRANCH_PROBES = 6
+
+
+def _nearest_branch(arm, result, q0, newton, target, goal, oriented):
+    """``result`` (reached by Newton steps from q0), or a nearer answer: near a singular pose two
+    branches of the inverse kinematics come close, and Newton's steps may land on the one farther
+    from q0; Newton steps from ``BRANCH_PROBES`` starts about q0 then find the others, and the
+    nearest reached answer is kept."""
+    positions, frames = result[1], result[2]
+    J = np.empty((6 if oriented else 3, arm.n_joints))
+    axes, _, _, slides = arm._kernel
+    jacobian(axes, slides, positions, frames, oriented, 1.0, arm.reach or 1.0, J)
+    if np.linalg.svd(J, compute_uv=False)[-1] >= NEAR_SINGULAR:
+        return result
+    unit = _distance_units(arm)
+    best, best_distance = result, joint_distance(result[0], q0, unit)
+    rng = np.random.default_rng(0)
+    for _ in range(BRANCH_PROBES):
+        probe = arm.clip(q0 + NEAR_SINGULAR * unit * rng.choice((-1.0, 1.0), arm.n_joints))
+        other = newton(target, goal, probe)
+        if int(other[6]) == REACHED:
+            d = joint_distance(other[0], q0, unit)
+            if d < best_distance:
+                best, best_distance = other, d
+    return best
 
 
 def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
@@ -313,12 +350,18 @@ def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, k
         return kernel(axes, origins, tip, slides, lower, upper, target, goal_R, oriented, q0, tol,
                       options.orientation_tol, cap=cap, window=window, first=first)
 
+    def evaluate(q):
+        """(positions, frames, error, orientation error, reached) of joint values q."""
+        positions, frames = forward(arm, q)
+        err, oerr = pose_error(positions, frames, target, goal_R, oriented)
+        return positions, frames, err, oerr, err <= tol and oerr <= options.orientation_tol
+
     start = _start(arm, initial)
     found = None if local is None else local(start)
     if found is not None:
         result, iterations, attempts = found, 0, 1
     else:
-        result, iterations, attempts = search(arm, attempt, start, max_iter, options)
+        result, iterations, attempts = search(arm, attempt, start, max_iter, options, evaluate)
         attempts += local is not None
     sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
     extras = {**sol.extras, "attempts": attempts}
@@ -327,7 +370,7 @@ def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, k
     return sol._replace(extras=MappingProxyType(extras))
 
 
-def search(arm, attempt, start, max_iter, options):
+def search(arm, attempt, start, max_iter, options, evaluate=None):
     """Attempts of an arm kernel from ``start``, then from random values within the limits, until
     one reaches the target, the target is out of reach, ``options.restarts`` restarts are spent,
     ``options.time_budget`` seconds have passed (no attempt begins after it) or ``max_iter``
@@ -339,8 +382,10 @@ def search(arm, attempt, start, max_iter, options):
     ran no iteration (``start`` itself is an answer); otherwise the search gathers up to
     ``NEAREST_CANDIDATES`` reached answers within the same restarts and time budget and answers
     with the one closest to ``start`` (``joint_distance``), each revolute joint taken to the turn
-    of its angle (a multiple of 2 pi away: the same pose) nearest its start within its limits.
-    (FABRIK first looks for the answer on the start's own branch: ``_seek_near``.)"""
+    of its angle (a multiple of 2 pi away: the same pose) nearest its start within its limits
+    when ``evaluate(q)`` (positions, frames, errors and whether reached) finds it still reached
+    (the turned angles' rounding can matter at a tolerance of 0). (FABRIK first looks for the
+    answer on the start's own branch: ``_seek_near``.)"""
     deadline = time.perf_counter() + options.time_budget
     best = None
     best_score = math.inf
@@ -375,9 +420,11 @@ def search(arm, attempt, start, max_iter, options):
         unit = _distance_units(arm)
         turned = [_nearest_turns(arm, r[0], q_start) for r in candidates]
         k = min(range(len(candidates)), key=lambda i: joint_distance(turned[i], q_start, unit))
-        q = turned[k]
-        positions, frames = forward(arm, q)
-        best = (q, positions, frames) + tuple(candidates[k][3:])
+        best = candidates[k]
+        if evaluate is not None and not np.array_equal(turned[k], best[0]):
+            positions, frames, err, oerr, reached = evaluate(turned[k])
+            if reached:
+                best = (turned[k], positions, frames, best[3], err, oerr) + tuple(best[6:])
     elif int(best[6]) != REACHED and int(best[6]) != UNREACHABLE:
         best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),) + best[7:]
     return best, total, attempts
@@ -437,7 +484,8 @@ def arm_shape_rest(arm) -> np.ndarray:
 # the kernel depends on the arm (srs_solve or fabrik_arm): each path announces its own first compile
 add("fabrik", "arm", Solver(solve_fabrik_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, ()))
 add("fabrik-revolute", "arm", Solver(solve_revolute_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (fabrik_arm,)),
-    summary="FABRIK on the joints of any revolute arm (robots: offsets, limits, pose targets), with restarts")
+    summary="FABRIK on the joints of any arm (revolute and prismatic joints, limits, pose targets), finished by "
+            "damped Newton steps, with restarts")
 add("ccd", "arm", Solver(solve_ccd_arm, ArmOptions(), ARM_MAX_ITER, (ccd_arm,)))
 add("jacobian-dls", "arm", Solver(solve_dls_arm, ArmDampedOptions(), 10 * ARM_MAX_ITER, (dls_arm,)))
 
