@@ -29,7 +29,7 @@ bench: $(STAMP)
 	$(BIN)/fabrik bench chain --methods all --json benchmarks/results/table1_all.json --plot docs/img
 	$(BIN)/fabrik bench tracking --methods all --steps 1000 --json benchmarks/results/tracking.json --plot docs/img
 
-# the robot tables of docs/arms.md (needs ../shared/data/urdf; ikpy from the bench extra)
+# the robot tables of docs/arms.md (needs ../shared/data/urdf; TRAC-IK and ikpy from the bench extra)
 URDF_DIR ?= ../shared/data/urdf
 bench-robot: $(STAMP)
 	$(BIN)/fabrik bench robot $(URDF_DIR)/panda.urdf --tip panda_hand --json benchmarks/results/robot_panda.json --plot docs/img
