@@ -115,8 +115,11 @@ _Rotation = None
 
 
 def is_transform(target) -> bool:
-    """Whether ``target`` is given as a (4, 4) homogeneous transform (checked by ``split_transform``)."""
-    return np.shape(target) == (4, 4) if not isinstance(target, tuple) else False
+    """Whether ``target`` is given as a (4, 4) homogeneous transform (an array, or a list of four
+    rows; checked by ``split_transform``)."""
+    if type(target) is np.ndarray:
+        return target.shape == (4, 4)
+    return type(target) is list and len(target) == 4 and np.shape(target) == (4, 4)
 
 
 def split_transform(target, dim: int = 3, name: str = "target") -> tuple[np.ndarray, np.ndarray]:
