@@ -91,7 +91,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", type=int, default=10)
     parser.add_argument("--poses", type=int, default=1000)
-    parser.add_argument("--urdf-dir", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "urdf"))
+    parser.add_argument("--urdf-dir",
+                        default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "urdf"))
     args = parser.parse_args(argv)
     from fabrik_experiments.prismatic_robots import scara_urdf
 

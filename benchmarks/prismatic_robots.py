@@ -75,7 +75,8 @@ def main(argv=None) -> int:
             print(f"  tolerance {tol:g} m and {otol:.3g} rad")
             for label, got in rows.items():
                 t = np.array([s for _, s in got]) * 1e6
-                print(f"    {label:<30}{np.mean([o for o, _ in got]):>8.1%}{np.median(t):>9.0f} us{np.percentile(t, 90):>8.0f} us")
+                rate = np.mean([o for o, _ in got])
+                print(f"    {label:<30}{rate:>8.1%}{np.median(t):>9.0f} us{np.percentile(t, 90):>8.0f} us")
     return 0
 
 

@@ -71,7 +71,8 @@ def test_dh_rows_with_a_variable_d():
 def test_prismatic_joints_need_finite_limits_and_name_the_problem():
     origins = np.tile(np.eye(4), (2, 1, 1))
     with pytest.raises(ValueError, match="prismatic joint 1 .'b'. needs finite lower and upper limits"):
-        Arm(["a", "b"], np.eye(3)[:2], origins, np.eye(4), [-1, -np.inf], [1, 0.5], joint_types=["revolute", "prismatic"])
+        Arm(["a", "b"], np.eye(3)[:2], origins, np.eye(4), [-1, -np.inf], [1, 0.5],
+            joint_types=["revolute", "prismatic"])
     with pytest.raises(ValueError, match=r"joint_types\[1\] must be one of"):
         Arm(["a", "b"], np.eye(3)[:2], origins, np.eye(4), joint_types=["revolute", "slider"])
     with pytest.raises(ValueError, match="joint_types as a string must be 4 letters"):

@@ -73,7 +73,8 @@ def test_urdf_pose_targets_are_reached_as_yourdfpy_sees_them(urdf_dir, robot, ti
     for q_goal in goals:
         model.update_cfg(dict(zip(arm.joint_names, q_goal)))
         target = model.get_transform(arm.tip_name, arm.base_name)
-        sol = fabrik.solve(arm, (target[:3, 3], target[:3, :3]), tol=1e-3, orientation_tol=HALF_DEGREE, time_budget=BUDGET)
+        sol = fabrik.solve(arm, (target[:3, 3], target[:3, :3]), tol=1e-3, orientation_tol=HALF_DEGREE,
+                           time_budget=BUDGET)
         assert arm.within_limits(sol.joint_angles)
         model.update_cfg(dict(zip(arm.joint_names, sol.joint_angles)))
         got = model.get_transform(arm.tip_name, arm.base_name)

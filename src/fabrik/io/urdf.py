@@ -23,9 +23,10 @@ unsupported joint on the path) raises ``URDFError``, a ``ValueError`` that names
 
 ``save_urdf(path, arm, name=...)`` writes any ``Arm`` as a URDF of empty links: the base link,
 one link per joint (``<joint name>_link``, the joint's moving frame) and the tip link, joined by
-the Arm's joints (revolute, continuous or prismatic) and a fixed joint to the tip. Origins are written as ``xyz`` and ``rpy`` at full
-precision (rpy by a decomposition that stays exact at pitch = +-pi/2, where many DH frames sit),
-so reading the file back gives the same forward kinematics to rounding.
+the Arm's joints (revolute, continuous or prismatic) and a fixed joint to the tip. Origins are
+written as ``xyz`` and ``rpy`` at full precision (rpy by a decomposition that stays exact at
+pitch = +-pi/2, where many DH frames sit), so reading the file back gives the same forward
+kinematics to rounding.
 """
 
 from __future__ import annotations

@@ -387,16 +387,17 @@ def _damped_solve(J, w, damping2, e, G, y, dq):
 def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, tol,
                   otol, scale, steps, max_step, barrier, J, e, G, y, dq, weights, trial, trial_positions, trial_frames):
     """Damped Newton (Levenberg-Marquardt) steps on the joint values from ``q`` (m,), whose forward
-    pose ``positions``, ``frames`` is given: each step solves ``(J J^T + mu |e|^2 I) y = e``
-    (mu: ``NEWTON_MU``),
+    pose ``positions``, ``frames`` is given: each step solves ``(J J^T + mu |e|^2 I) y = e``,
     ``dq = J^T y`` on the normalised error e (position over ``scale``, orientation in radians) and
-    Jacobian (slides per ``scale``), at most ``max_step`` on its largest component; a joint
-    the step would carry past a limit is put on the limit and the step solved again for the
-    others (``NEWTON_PASSES``). A step is kept only when it lowers ``|e|`` (then mu falls, to
-    ``NEWTON_MU_MIN`` at least); one that does not is tried again with mu 16 times larger. The steps end on reaching the
-    target (``tol``, ``otol`` by ``pose_error``), when mu passes 1e6, or after ``steps`` tries. ``q``, ``positions``, ``frames`` end at the best pose; returns (position
-    error, orientation error, reached, steps kept). The other arrays are scratch: J (rows, m),
-    e, y (rows,), G (rows, rows), dq, trial, weights (m,), trial_positions, trial_frames.
+    Jacobian (slides per ``scale``), at most ``max_step`` on its largest component; a joint the
+    step would carry past a limit is put on the limit and the step solved again for the others
+    (``NEWTON_PASSES``). A step is kept only when it lowers ``|e|`` (then mu falls, to
+    ``NEWTON_MU_MIN`` at least; it starts at ``NEWTON_MU``); one that does not is tried again with
+    mu 16 times larger. The steps end on reaching the target (``tol``, ``otol`` by
+    ``pose_error``), when mu passes 1e6, or after ``steps`` tries. ``q``, ``positions``,
+    ``frames`` end at the best pose; returns (position error, orientation error, reached, steps
+    kept). The other arrays are scratch: J (rows, m), e, y (rows,), G (rows, rows), dq, trial,
+    weights (m,), trial_positions, trial_frames.
 
     ``barrier``: a joint the step would take towards its nearer limit counts in the step's least
     norm with a weight that falls from 1 to 0 as it nears that limit (the gradient of Chan and

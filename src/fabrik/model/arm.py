@@ -251,7 +251,8 @@ class Arm:
             joint_types: None (all revolute), m names ``"revolute"``/``"prismatic"``, or a string
                 of m letters ``R``/``P`` (``"RRPR"``: a SCARA arm).
 
-        Every axis is +z of its joint frame (a prismatic joint slides along it). Standard: ``forward`` row k is DH frame k (row 0
+        Every axis is +z of its joint frame (a prismatic joint slides along it). Standard:
+        ``forward`` row k is DH frame k (row 0
         the base, row m the last frame). Modified: row k is Craig's frame k + 1 before its
         rotation, and row m (the tip) is frame m after it, at the same place.
         """

@@ -139,7 +139,8 @@ def split_transform(target, dim: int = 3, name: str = "target") -> tuple[np.ndar
     rotation = target_rotation(np.ascontiguousarray(t[:3, :3]), dim, f"{name}'s rotation block")
     if dim == 2:
         if t[2, 3] != 0.0:
-            raise ValueError(f"{name}: a 2D chain's target lies in the z = 0 plane; the transform has z = {float(t[2, 3])!r}")
+            raise ValueError(f"{name}: a 2D chain's target lies in the z = 0 plane; the transform has "
+                             f"z = {float(t[2, 3])!r}")
         return np.ascontiguousarray(t[:2, 3]), rotation
     return np.ascontiguousarray(t[:3, 3]), rotation
 
