@@ -41,7 +41,7 @@ bench: $(STAMP)
 	$(BIN)/fabrik bench chain --constrained --json benchmarks/results/table1_constrained.json
 	$(BIN)/fabrik bench tracking --methods all --steps 1000 --json benchmarks/results/tracking.json --plot docs/img
 
-# the robot tables of docs/arms.md (needs ../shared/data/urdf; ikpy from the bench extra); about 5 minutes
+# the robot tables of docs/arms.md (needs ../shared/data/urdf; TRAC-IK and ikpy from the bench extra); about 5 minutes
 URDF_DIR ?= ../shared/data/urdf
 bench-robot: $(STAMP)
 	$(BIN)/fabrik bench robot $(URDF_DIR)/panda.urdf --tip panda_hand --json benchmarks/results/robot_panda.json --plot docs/img

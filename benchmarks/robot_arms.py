@@ -3,14 +3,14 @@
 1. Arms built from DH tables (after the makers' published tables, not their URDF files; lengths
    in metres): UFactory xArm 7 (modified DH), Kinova Gen3 7-DoF, KUKA LBR iiwa 7 R800, UR10,
    Puma 560. N random reachable pose targets each (from random joint values within the
-   limits), every solve from the rest angles (0 clipped into the limits), reached = within 1 mm
-   and 0.5 degrees by ``fabrik.forward``.
+   limits), every solve from the rest angles (0 clipped into the limits), reached = within
+   ``--tol`` (default 1 mm) and ``--orientation-tol`` (default 0.5 degrees) by ``fabrik.forward``.
 2. Random revolute chains: 3-8 joints, random axes, random rotations between joint frames,
    offsets of 0.1-1 between joints, with and without random limits (ranges of 1-5 radians);
    one position target per chain from random joint values, the solve from other random joint
    values, reached = within 1e-3 of the reach.
 
-    python benchmarks/robot_arms.py [--targets N] [--chains N]
+    python benchmarks/robot_arms.py [--targets N] [--chains N] [--tol 1e-3] [--orientation-tol 0.5deg]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 import fabrik
+from fabrik.model.arm import tip_errors
 
 PI = math.pi
 DEG = math.radians
@@ -85,7 +86,7 @@ def print_rows(title, rows):
         print(f"{key:<30}{row['reached'] / row['n']:>9.1%}{np.median(t):>11.0f}{np.percentile(t, 90):>10.0f}")
 
 
-def dh_arms(n: int) -> None:
+def dh_arms(n: int, tol: float = 1e-3, otol: float = DEG(0.5)) -> None:
     for name, rows, convention, limits in DH_ARMS:
         arm = fabrik.Arm.from_dh(rows, convention=convention, limits=limits)
         q = arm.random_angles(np.random.default_rng(1), n)
@@ -98,15 +99,13 @@ def dh_arms(n: int) -> None:
             p, r = positions[k, -1], frames[k, -1]
             for method, options in METHODS:
                 began = time.perf_counter()
-                sol = fabrik.solve(arm, (p, r), method=method, initial=start, tol=1e-3, orientation_tol=DEG(0.5),
-                                   **options)
+                sol = fabrik.solve(arm, (p, r), method=method, initial=start, tol=tol, orientation_tol=otol, **options)
                 seconds = time.perf_counter() - began
-                got, got_frames = fabrik.forward(arm, sol.joint_angles)
-                angle = math.degrees(math.acos(min(1.0, max(-1.0, (np.trace(got_frames[-1].T @ r) - 1) / 2))))
-                ok = np.linalg.norm(got[-1] - p) <= 1e-3 and angle <= 0.5 and arm.within_limits(sol.joint_angles)
+                err, angle = tip_errors(arm, sol.joint_angles, p, r)
+                ok = err <= tol and angle <= otol and arm.within_limits(sol.joint_angles)
                 tally(results, label(method, options), sol, ok, seconds)
-        print_rows(f"{name} ({arm.n_joints} joints, reach {arm.reach:.3g} m): {n} pose targets from the rest angles",
-                   results)
+        print_rows(f"{name} ({arm.n_joints} joints, reach {arm.reach:.3g} m): {n} pose targets from the rest angles, "
+                   f"tol {tol:g} m and {otol:g} rad", results)
         print()
 
 
@@ -134,9 +133,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", type=int, default=1000, help="pose targets per DH arm")
     parser.add_argument("--chains", type=int, default=1000, help="random chains, with and without limits")
+    parser.add_argument("--tol", type=float, default=1e-3, help="position tolerance of the DH arms (metres)")
+    parser.add_argument("--orientation-tol", default="0.5deg",
+                        help="orientation tolerance of the DH arms, radians or degrees with 'deg'")
     args = parser.parse_args()
-    dh_arms(args.targets)
-    random_chains(args.chains)
+    otol = args.orientation_tol
+    otol = DEG(float(otol[:-3])) if otol.endswith("deg") else float(otol)
+    dh_arms(args.targets, args.tol, otol)
+    if args.chains:
+        random_chains(args.chains)
 
 
 if __name__ == "__main__":

@@ -364,8 +364,10 @@ def test_load_urdf_errors_name_the_problem(tmp_path, urdf_dir):
         load_urdf(panda, tip="hand")
     with pytest.raises(URDFError, match="no path from base 'panda_leftfinger' to tip 'panda_hand'"):
         load_urdf(panda, tip="panda_hand", base="panda_leftfinger")
-    with pytest.raises(URDFError, match="joint 'panda_finger_joint1' on the path .* is 'prismatic'"):
-        load_urdf(panda, tip="panda_leftfinger")
+    finger = load_urdf(panda, tip="panda_leftfinger")  # the arm and one finger's prismatic joint
+    assert finger.n_joints == 8 and finger.joint_types[-1] == "prismatic" and finger.upper[-1] == 0.04
+    with pytest.raises(URDFError, match="joint 'panda_finger_joint2' on the path mimics 'panda_finger_joint1'"):
+        load_urdf(panda, tip="panda_rightfinger")
     with pytest.raises(URDFError, match="tip and base are the same link"):
         load_urdf(panda, tip="panda_link0")
     assert issubclass(URDFError, ValueError)
@@ -384,10 +386,11 @@ def test_load_urdf_refuses_broken_files(tmp_path):
     for joints, words in [
         ([("j", "planar", "a", "b")], "joint 'j' on the path from 'a' to 'b' is 'planar'"),
         ([("j", "revolute", "a", "b")], "revolute joint 'j' has no <limit>"),
-        ([("j", "fixed", "a", "b")], "no revolute or continuous joint between 'a' and 'b'"),
+        ([("j", "fixed", "a", "b")], "no revolute, continuous or prismatic joint between 'a' and 'b'"),
         ([("j", "continuous", "a", "b"), ("k", "continuous", "b", "c", '<mimic joint="j"/>')], "'k' on the path mimics"),
         ([("j", "continuous", "a", "b"), ("k", "continuous", "c", "d")], "has 2 root links .*; pass base="),
-        ([("j", "continuous", "a", "b"), ("k", "prismatic", "b", "c", LIMIT)], "joint 'k' on the path .* 'prismatic'"),
+        ([("j", "continuous", "a", "b"), ("k", "floating", "b", "c")], "joint 'k' on the path .* 'floating'"),
+        ([("j", "continuous", "a", "b"), ("k", "prismatic", "b", "c")], "prismatic joint 'k' has no <limit>"),
     ]:
         tip = joints[-1][3]
         with pytest.raises(URDFError, match=words):

@@ -136,7 +136,7 @@ def test_the_kernel_pack_holds_the_arm(arm):
 def test_the_kernel_pack_takes_only_a_seven_joint_arm(arm):
     from fabrik.kernels.arm_ik import srs_pack
 
-    axes, origins, tip = arm._kernel
+    axes, origins, tip, _ = arm._kernel
     with pytest.raises(ValueError, match="7-joint"):
         srs_pack(axes[:6], origins[:6], tip, arm.lower[:6], arm.upper[:6], np.zeros(3), np.zeros(2), 1.0)
 
@@ -169,9 +169,43 @@ def test_every_spelling_of_a_pose_target_gives_the_same_angles(arm):
     positions, frames = fabrik.forward(arm, q)
     p, R = positions[-1], frames[-1]
     base = fabrik.solve(arm, (p, R))
+    xyzw = Rotation.from_matrix(R).as_quat()
+    transform = np.eye(4)
+    transform[:3, :3], transform[:3, 3] = R, p
     for target in ((list(p), R), (tuple(p), R.tolist()), (p, Rotation.from_matrix(R)),
-                   (p, Rotation.from_matrix(R).as_quat()), (p.astype(np.float32), np.asfortranarray(R))):
+                   (p, fabrik.quat_xyzw(xyzw)), (p, fabrik.quat_wxyz(np.r_[xyzw[3], xyzw[:3]])),
+                   (p, fabrik.quat_xyzw(list(xyzw))), (p.astype(np.float32), np.asfortranarray(R)), transform,
+                   transform.tolist(), np.asfortranarray(transform.astype(np.float32))):
         sol = fabrik.solve(arm, target)
         np.testing.assert_allclose(sol.joint_angles, base.joint_angles, atol=1e-6, rtol=0)
         assert sol.status == base.status
     assert "orientation_error" in base.extras and "orientation_error" not in fabrik.solve(arm, p).extras
+
+
+def test_a_quaternion_must_say_its_order(arm):
+    p, R = (x[-1] for x in fabrik.forward(arm, arm.random_angles(2)))
+    xyzw = Rotation.from_matrix(R).as_quat()
+    wxyz = np.r_[xyzw[3], xyzw[:3]]
+    for raw in (xyzw, wxyz, list(wxyz), tuple(xyzw)):
+        with pytest.raises(ValueError, match=r"quat_xyzw\(q\) for \(x, y, z, w\).*quat_wxyz\(q\) for \(w, x, y, z\)"):
+            fabrik.solve(arm, (p, raw))
+    np.testing.assert_allclose(fabrik.quat_wxyz(wxyz), R, atol=1e-15)
+    np.testing.assert_allclose(fabrik.quat_xyzw(xyzw), R, atol=1e-15)
+    np.testing.assert_allclose(fabrik.quat_xyzw(3.0 * xyzw), R, atol=1e-15)  # normalised
+    many = Rotation.random(5, random_state=3)
+    np.testing.assert_allclose(fabrik.quat_xyzw(many.as_quat()), many.as_matrix(), atol=1e-15)
+    for bad, words in (([0, 0, 0, 0], "zero quaternion"), ([1, 2, 3], r"shape \(4,\) or \(N, 4\)"),
+                       ([np.nan, 0, 0, 1], "non-finite"), ("abcd", "4 numbers")):
+        with pytest.raises(ValueError, match=words):
+            fabrik.quat_wxyz(bad)
+
+
+def test_a_transform_target_is_checked(arm):
+    p, R = (x[-1] for x in fabrik.forward(arm, arm.random_angles(2)))
+    transform = np.eye(4)
+    transform[:3, :3], transform[:3, 3] = R, p
+    for change, words in (((3, 0), "last row must be"), ((0, 0), "must be a rotation"), ((1, 3), "non-finite")):
+        bad = transform.copy()
+        bad[change] = np.nan if words == "non-finite" else 0.5
+        with pytest.raises(ValueError, match=words):
+            fabrik.solve(arm, bad)

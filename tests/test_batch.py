@@ -233,7 +233,7 @@ def test_oriented_targets_match_solve():
     points = rng.normal(size=(30, 3)) * 2.0
     rotations = Rotation.random(30, random_state=12)
     result = fabrik.solve_batch(chain, (points, rotations), orientation_tol=1e-2)
-    quats = rotations.as_quat()
+    quats = fabrik.quat_xyzw(rotations.as_quat())  # (30, 3, 3): the quaternions' matrices, their order said
     by_quat = fabrik.solve_batch(chain, (points, quats), orientation_tol=1e-2)
     for k in range(30):
         single = fabrik.solve(chain, (points[k], rotations[k]), orientation_tol=1e-2)

@@ -2,6 +2,7 @@
 arm): pose targets on URDF robots judged by yourdfpy, limits, random chains beside CCD, warm
 starts, restarts, and ``fabrik bench robot``."""
 
+import importlib.util
 import json
 import math
 import sys
@@ -50,9 +51,11 @@ def random_arm(rng, m: int, limits: bool) -> Arm:
 
 
 def pose_errors(arm, q, position, rotation):
+    """Tip position error and orientation error (radians, scipy's accurate angle, not arccos of the
+    trace) of q, by ``fabrik.forward``."""
     positions, frames = fabrik.forward(arm, q)
-    c = (np.trace(frames[-1].T @ rotation) - 1.0) / 2.0
-    return float(np.linalg.norm(positions[-1] - position)), math.acos(min(1.0, max(-1.0, c)))
+    angle = Rotation.from_matrix(frames[-1].T @ rotation).magnitude()
+    return float(np.linalg.norm(positions[-1] - position)), float(angle)
 
 
 # --- URDF robots, judged by yourdfpy --------------------------------------------------------------
@@ -70,7 +73,8 @@ def test_urdf_pose_targets_are_reached_as_yourdfpy_sees_them(urdf_dir, robot, ti
     for q_goal in goals:
         model.update_cfg(dict(zip(arm.joint_names, q_goal)))
         target = model.get_transform(arm.tip_name, arm.base_name)
-        sol = fabrik.solve(arm, (target[:3, 3], target[:3, :3]), tol=1e-3, orientation_tol=HALF_DEGREE, time_budget=BUDGET)
+        sol = fabrik.solve(arm, (target[:3, 3], target[:3, :3]), tol=1e-3, orientation_tol=HALF_DEGREE,
+                           time_budget=BUDGET)
         assert arm.within_limits(sol.joint_angles)
         model.update_cfg(dict(zip(arm.joint_names, sol.joint_angles)))
         got = model.get_transform(arm.tip_name, arm.base_name)
@@ -117,7 +121,7 @@ def test_limits_are_never_violated(seed, kind):
         target = positions[-1]
     else:  # a point anywhere, often out of reach
         target = rng.normal(size=3) * arm.reach
-    sol = fabrik.solve(arm, target, initial=start, tol=1e-3, orientation_tol=HALF_DEGREE)
+    sol = fabrik.solve(arm, target, initial=start, tol=1e-3, orientation_tol=HALF_DEGREE, time_budget=BUDGET)
     assert arm.within_limits(sol.joint_angles)
     assert np.isfinite(sol.joint_angles).all()
     again, again_frames = fabrik.forward(arm, sol.joint_angles)
@@ -227,32 +231,58 @@ def test_bench_robot_writes_the_table_and_json(tmp_path, capsys):
     save_urdf(path, xarm7_like(), name="xarm7_like")
     out = tmp_path / "out" / "robot.json"
     assert main(["bench", "robot", str(path), "--tip", "tip", "--targets", "15", "--json", str(out),
-                 "--methods", "fabrik,fabrik:restarts=0,ccd,jacobian-dls,ikpy", "--plot", str(tmp_path / "img")]) == 0
+                 "--methods", "fabrik,fabrik:restarts=0,ccd,jacobian-dls,trac-ik,ikpy", "--plot", str(tmp_path / "img"),
+                 "--tol", "1e-3,1e-6", "--orientation-tol", "0.5deg,1e-6"]) == 0
     text = capsys.readouterr().out
     assert "fabrik (restarts=0)" in text and "median us" in text
+    assert "-- tolerance 0.001 and 0.5 deg" in text and "-- tolerance 1e-06 and 1e-06 rad" in text
     data = json.loads(out.read_text())
-    rows = {r["label"]: r for r in data["results"]}
+    assert data["tolerances"] == [{"tol": 1e-3, "orientation_tol": math.radians(0.5)},
+                                  {"tol": 1e-6, "orientation_tol": 1e-6}]
+    rows = {(r["label"], r["tol"]): r for r in data["results"]}
     for row in rows.values():
-        for key in ("method", "success_rate", "median_us", "p90_us", "mean_iterations", "max_violation"):
+        for key in ("method", "success_rate", "median_us", "p90_us", "mean_iterations", "max_violation",
+                    "orientation_tol"):
             assert key in row
         assert row["max_violation"] == 0.0
-    assert rows["fabrik"]["success_rate"] == 1.0
-    assert rows["fabrik (restarts=0)"]["options"] == {"restarts": 0}
-    pytest.importorskip("ikpy")
-    assert rows["ikpy"]["method"] == "ikpy" and rows["ikpy"]["mean_iterations"] is None
+    assert rows[("fabrik", 1e-3)]["success_rate"] == 1.0 and rows[("fabrik", 1e-6)]["success_rate"] == 1.0
+    assert rows[("fabrik (restarts=0)", 1e-3)]["options"] == {"restarts": 0}
     assert list((tmp_path / "img").glob("robot_xarm_tip.png"))
+    if importlib.util.find_spec("pytracik") is not None:
+        assert rows[("trac-ik", 1e-6)]["mean_iterations"] is None and rows[("trac-ik", 1e-6)]["note"]
+    if importlib.util.find_spec("ikpy") is not None:
+        assert rows[("ikpy", 1e-3)]["method"] == "ikpy" and rows[("ikpy", 1e-3)]["mean_iterations"] is None
 
 
-def test_bench_robot_without_ikpy_says_so(tmp_path, capsys, monkeypatch):
+def test_bench_robot_without_the_peer_libraries_says_so(tmp_path, capsys, monkeypatch):
     path = tmp_path / "xarm.urdf"
     save_urdf(path, xarm7_like())
-    monkeypatch.setitem(sys.modules, "ikpy", None)  # import ikpy fails
-    monkeypatch.setitem(sys.modules, "ikpy.chain", None)
+    for module in ("ikpy", "ikpy.chain", "pytracik"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it fails
     out = tmp_path / "robot.json"
     assert main(["bench", "robot", str(path), "--tip", "tip", "--targets", "3", "--json", str(out)]) == 0
-    assert "ikpy is not installed" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "ikpy is not installed" in text and "pytracik (TRAC-IK) is not installed" in text
     data = json.loads(out.read_text())
-    assert "ikpy" not in {r["method"] for r in data["results"]} and data["notes"]
+    assert not {"ikpy", "trac-ik"} & {r["method"] for r in data["results"]} and len(data["notes"]) == 2
+    assert {r["tol"] for r in data["results"]} == {1e-3, 1e-5}  # the default tolerances
+
+
+def test_bench_robot_against_trac_ik_on_the_same_targets(tmp_path):
+    pytest.importorskip("pytracik", reason="pytracik (TRAC-IK's bindings, the bench extra) is not installed")
+    from fabrik_experiments.robot_bench import robot_targets, tracik_solver
+
+    arm = xarm7_like()
+    path = tmp_path / "xarm.urdf"
+    save_urdf(path, arm)
+    solve, note = tracik_solver(path, arm, [(1e-3, 1e-3)], {"timeout": 0.05})
+    targets = robot_targets(arm, 10, 1)
+    reached = 0
+    for p, r in zip(targets.positions, targets.rotations):
+        q, _ = solve(p, r, targets.start, 1e-3, 1e-3)
+        err, angle = pose_errors(arm, q, p, r)
+        reached += err <= 1e-3 and angle <= 1e-3
+    assert reached >= 8 and "timeout 50 ms" in note  # the chain, limits and quaternion order as TRAC-IK reads them
 
 
 def test_bench_robot_bad_input_is_a_clear_error(tmp_path, capsys):
@@ -264,6 +294,10 @@ def test_bench_robot_bad_input_is_a_clear_error(tmp_path, capsys):
     assert "unknown method 'bogus'" in capsys.readouterr().err
     assert main(["bench", "robot", str(path), "--tip", "tip", "--methods", "fabrik:restarts"]) == 2
     assert "option=value" in capsys.readouterr().err
+    assert main(["bench", "robot", str(path), "--tol", "1e-3,1e-4,1e-5", "--orientation-tol", "1deg,2deg"]) == 2
+    assert "pair in order" in capsys.readouterr().err
+    assert main(["bench", "robot", str(path), "--tol", "-1"]) == 2
+    assert "finite and >= 0" in capsys.readouterr().err
 
 
 def test_ikpy_chain_has_the_arms_kinematics(tmp_path):

@@ -10,8 +10,9 @@
 - ``fabrik bench batch [--targets N] [--repeats R] [--lengths 10,100,...] [--json PATH] [--plot DIR]``:
   solves per second of ``fabrik.solve_batch`` against ``fabrik.solve`` in a loop and the plain
   one-chain-per-thread compiled kernel, and the cost against chain length.
-- ``fabrik bench robot URDF --tip LINK [--base LINK] [--targets N] [--seed S] [--methods ...] [--json PATH]
-  [--plot DIR]``: random reachable pose targets on a robot arm, each method (and ikpy) from the same start.
+- ``fabrik bench robot URDF [--tip LINK] [--base LINK] [--targets N] [--seed S] [--methods ...]
+  [--tol T,...] [--orientation-tol A,...] [--json PATH] [--plot DIR]``: random reachable pose targets on a
+  robot arm, each method (and TRAC-IK, ikpy) from the same start, at each tolerance.
 """
 
 from __future__ import annotations
@@ -69,15 +70,22 @@ def add_parser(sub) -> None:
     arm.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     arm.add_argument("--plot", metavar="DIR", help="write the study's Figure 4 (recorded and predicted angles) per arm")
     arm.set_defaults(func=run_arm)
-    robot = kinds.add_parser("robot", help="random reachable pose targets on a robot arm from URDF, beside ikpy")
+    robot = kinds.add_parser("robot", help="random reachable pose targets on a robot arm from URDF, beside TRAC-IK "
+                                           "and ikpy")
     robot.add_argument("urdf", metavar="URDF", help="the robot's URDF file")
-    robot.add_argument("--tip", required=True, metavar="LINK", help="the link the arm ends at (e.g. panda_hand)")
+    robot.add_argument("--tip", metavar="LINK", help="the link the arm ends at (e.g. panda_hand; default: the one end "
+                                                     "of the movable joints, as fabrik.load_urdf)")
     robot.add_argument("--base", metavar="LINK", help="the link the arm starts from (default: the root link)")
     robot.add_argument("--targets", type=int, default=1000, help="pose targets (default 1000)")
     robot.add_argument("--seed", type=int, default=0, help="random seed for the targets (default 0)")
     robot.add_argument("--methods", default=",".join(robot_methods),
                        help="comma-separated arm methods, options as name:option=value, and ikpy (default "
                             f"{','.join(robot_methods)})")
+    robot.add_argument("--tol", default="0.001,1e-5",
+                       help="position tolerances in model units (metres), comma-separated (default 0.001,1e-5)")
+    robot.add_argument("--orientation-tol", default="0.5deg,1e-5",
+                       help="orientation tolerances in radians, or degrees with 'deg', paired in order with --tol "
+                            "(default 0.5deg,1e-5)")
     robot.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     robot.add_argument("--plot", metavar="DIR", help="write the fraction reached against time per solve as a PNG")
     robot.set_defaults(func=run_robot)
@@ -123,8 +131,11 @@ def run_arm(args: argparse.Namespace) -> int:
 
 def run_robot(args: argparse.Namespace) -> int:
     """``bench robot``: pose targets on a URDF arm (``fabrik_experiments.robot_bench``)."""
-    from fabrik_experiments.robot_bench import plot_robot_bench, run_robot_bench
+    from fabrik_experiments.robot_bench import parse_tolerances, plot_robot_bench, run_robot_bench
 
+    if args.targets < 1:
+        raise ValueError(f"--targets must be >= 1, got {args.targets}")
+    tolerances = parse_tolerances(args.tol, args.orientation_tol)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise ValueError("--methods names no method")
@@ -133,12 +144,13 @@ def run_robot(args: argparse.Namespace) -> int:
     prepare_output(args.json, "--json")
     prepare_output(args.plot, "--plot", folder=True)
     bench = run_robot_bench(args.urdf, tip=args.tip, base=args.base, n_targets=args.targets, seed=args.seed,
-                            methods=list(dict.fromkeys(methods)), progress=show_progress())
+                            methods=list(dict.fromkeys(methods)), tolerances=tolerances, progress=show_progress())
     print(bench.table())
     if args.json:
         print(f"wrote {write_json(args.json, bench.to_json())}")
     if args.plot:
-        print(f"wrote {plot_robot_bench(bench, Path(args.plot) / f'robot_{Path(args.urdf).stem}_{args.tip}.png')}")
+        name = f"robot_{Path(args.urdf).stem}_{bench.arm.tip_name}.png"
+        print(f"wrote {plot_robot_bench(bench, Path(args.plot) / name)}")
     return 0
 
 

@@ -38,6 +38,9 @@ from fabrik.kernels.frames import mm_to, rotation_between
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import chain_scale, place_on_line
 
+#: The S-R-S arm's seven joints are all revolute (``fabrik.kernels.arm``'s ``slides``).
+_REVOLUTE7 = np.zeros(7, dtype=np.bool_)
+
 #: Distances below this fraction of the arm's reach count as zero (a straight arm's plane).
 FLAT = 1e-9
 #: An elbow this far (fraction of the reach) off the shoulder-wrist line tells its side itself.
@@ -333,7 +336,7 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     vecs = np.empty((4, 7))
     rot, turn = mats[0], mats[1]
     trans = vecs[3, 0:3]
-    _forward_into(axes, origins, tip, q_prev, positions, frames, rot, turn, trans)
+    _forward_into(axes, origins, tip, _REVOLUTE7, q_prev, positions, frames, rot, turn, trans)
     S, E0 = _vec(positions[0]), _vec(positions[3])  # shoulder, elbow,
     W0, T0 = _vec(positions[4]), _vec(positions[m])  # wrist centre and tip before the solve
     l1 = _norm(_sub(E0, S))
@@ -365,7 +368,9 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         mm_to(mats[2], frames[m], R_tip)
 
     _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, scale, q, mats, vecs)
-    _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
+    for k in range(m):  # on the limits exactly, never a rounding past them
+        q[k] = min(max(q[k], lower[k]), upper[k])
+    _forward_into(axes, origins, tip, _REVOLUTE7, q, positions, frames, rot, turn, trans)
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
     if err <= tol and oerr <= otol:
         return it, err, oerr, REACHED
@@ -424,7 +429,7 @@ def _flex_sense(axes, origins, tip, lower, upper, q_prev, q, positions, frames, 
     q[:] = q_prev
     mid = 0.5 * (lower[3] + upper[3]) if np.isfinite(lower[3]) and np.isfinite(upper[3]) else q[3] + 1.0
     q[3] = q[3] + (0.3 if mid >= q[3] else -0.3)
-    _forward_into(axes, origins, tip, q, positions, frames, rot, turn, trans)
+    _forward_into(axes, origins, tip, _REVOLUTE7, q, positions, frames, rot, turn, trans)
     S = _vec(positions[0])
     u = _sub(positions[4], S)
     e = _sub(positions[3], S)
@@ -508,7 +513,7 @@ def srs_angles(axes, origins, tip, lower, upper, E, W, R_tip, q_prev, scale):
     the seven angles that put the elbow on E, the wrist centre on W and the tip frame at ``R_tip``."""
     mats, vecs = np.empty((_N_MATS, 3, 3)), np.empty((4, 7))
     positions, frames = np.empty((8, 3)), np.empty((8, 3, 3))
-    _forward_into(axes, origins, tip, q_prev, positions, frames, mats[0], mats[1], vecs[3, 0:3])
+    _forward_into(axes, origins, tip, _REVOLUTE7, q_prev, positions, frames, mats[0], mats[1], vecs[3, 0:3])
     q = q_prev.copy()
     _angles(axes, origins, tip, lower, upper, q_prev, _vec(positions[0]), _vec(E), _vec(W), R_tip,
             _mv3(frames[3], axes[3]), scale, q, mats, vecs)

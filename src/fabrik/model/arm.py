@@ -1,10 +1,12 @@
-"""A serial arm of revolute joints (human arms from DH tables, robot arms from URDF), and its
-forward kinematics.
+"""A serial arm of revolute and prismatic joints (human arms from DH tables, robot arms from URDF),
+and its forward kinematics.
 
-Conventions (docs/arms.md): joint ``k``'s transform is ``origins[k] @ Rot(axes[k], q[k])``,
-right-handed, ``q`` in radians. With ``T_{-1} = I`` (the base frame), joint ``k``'s frame is
-``F_k = T_{k-1} @ origins[k]`` (where its axis is given, before its own rotation) and its moving
-frame is ``T_k = F_k @ Rot(axes[k], q[k])``; the tip frame is ``F_m = T_{m-1} @ tip``.
+Conventions (docs/arms.md): a revolute joint ``k``'s transform is ``origins[k] @ Rot(axes[k], q[k])``,
+right-handed, ``q[k]`` in radians; a prismatic joint's is ``origins[k] @ Trans(axes[k] * q[k])``,
+``q[k]`` in the model's units. With ``T_{-1} = I`` (the base frame), joint ``k``'s frame is
+``F_k = T_{k-1} @ origins[k]`` (where its axis is given, before its own motion) and its moving
+frame is ``T_k = F_k @ Rot(axes[k], q[k])`` (or ``F_k @ Trans(axes[k] * q[k])``); the tip frame
+is ``F_m = T_{m-1} @ tip``.
 ``forward(arm, q)`` returns ``positions[k] = F_k[:3, 3]`` and ``frames[k] = F_k[:3, :3]`` for
 ``k = 0..m``: rows ``0..m-1`` are the joints (location and orientation), row ``m`` is the tip.
 For a standard DH table row ``k`` is DH frame ``k``: row 0 the base frame, row ``m`` the last.
@@ -22,12 +24,18 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik._validation import MAX_COORDINATE, check_memory, check_positive, check_tol
-from fabrik.kernels.arm import forward_arm, forward_arm_batch
-from fabrik.model._frozen import frozen
+from fabrik.kernels.arm import forward_arm, forward_arm_batch, pose_error
+from fabrik.model._frozen import cached, frozen
 
 #: Largest deviation from a rigid transform accepted in ``origins`` and ``tip`` (|R^T R - I|,
 #: |det R - 1| and the last row (0, 0, 0, 1)).
 RIGID_TOL = 1e-9
+#: Largest magnitude of a finite joint limit (radians for a revolute joint, model units for a
+#: prismatic one): a wider span would lose the angle's digits (and ``upper - lower`` overflows
+#: near 1e308); a revolute joint without limits takes -inf/inf.
+MAX_LIMIT = 1e6
+#: The kinds of joint an Arm takes (``Arm.joint_types``).
+JOINT_TYPES = ("revolute", "prismatic")
 
 
 def _check_transforms(value, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -70,11 +78,34 @@ def _check_limit(value, name: str, m: int, default: float) -> np.ndarray:
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.shape != (m,):
-        raise ValueError(f"{name} must be {m} numbers in radians (one per joint; -inf/inf where unlimited), "
-                         f"got {value!r}")
+        raise ValueError(f"{name} must be {m} numbers, one per joint (radians for revolute joints, model units "
+                         f"for prismatic ones; -inf/inf where unlimited), got {value!r}")
     if np.isnan(arr).any():
         raise ValueError(f"{name}[{int(np.flatnonzero(np.isnan(arr))[0])}] is NaN; use -inf/inf for no limit")
+    big = np.flatnonzero(np.isfinite(arr) & (np.abs(arr) > MAX_LIMIT))
+    if big.size:
+        raise ValueError(f"{name}[{int(big[0])}] is {float(arr[big[0]])!r}: finite limits must lie within "
+                         f"+-{MAX_LIMIT:g}; use -inf/inf for no limit")
     return arr
+
+
+def _check_types(value, m: int) -> tuple[str, ...]:
+    """``joint_types`` as a tuple of m names from ``JOINT_TYPES`` (None: all revolute)."""
+    if value is None:
+        return ("revolute",) * m
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"joint_types must be a sequence of {m} names from {list(JOINT_TYPES)}, got {value!r}")
+    try:
+        types = tuple(value)
+    except TypeError:
+        raise ValueError(f"joint_types must be a sequence of {m} names from {list(JOINT_TYPES)}, got "
+                         f"{value!r}") from None
+    if len(types) != m:
+        raise ValueError(f"joint_types must name {m} joints, got {len(types)}: {value!r}")
+    for i, t in enumerate(types):
+        if t not in JOINT_TYPES:
+            raise ValueError(f"joint_types[{i}] must be one of {list(JOINT_TYPES)}, got {t!r}")
+    return types
 
 
 class Pose(NamedTuple):
@@ -93,19 +124,25 @@ class Pose(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class Arm:
-    """An immutable serial chain of ``m`` revolute joints from a base frame to a tip frame.
+    """An immutable serial chain of ``m`` revolute and prismatic joints from a base frame to a tip
+    frame.
 
     Attributes:
         joint_names: tuple of m distinct str.
         axes: (m, 3) float64, read-only. Unit axis of each joint in its own joint frame (normalised
-            on construction; a zero axis is refused).
+            on construction; a zero axis is refused): the axis a revolute joint turns about, the
+            direction a prismatic joint slides along.
         origins: (m, 4, 4) float64, read-only. Rigid transform from the previous joint's moving
-            frame (the base frame for joint 0) to this joint's frame at zero angle.
+            frame (the base frame for joint 0) to this joint's frame at q = 0.
         tip: (4, 4) float64, read-only. Rigid transform from the last joint's moving frame to the tip.
-        lower, upper: (m,) float64 radians, read-only; -inf/inf where unlimited (None: unlimited).
+        lower, upper: (m,) float64, read-only: limits of q, radians for a revolute joint, model
+            units for a prismatic one; -inf/inf where unlimited (None: unlimited). Finite limits
+            lie within +-``MAX_LIMIT``; a prismatic joint needs both.
         base_name, tip_name: names of the base and tip frames (URDF link names).
+        joint_types: tuple of m names, ``"revolute"`` or ``"prismatic"`` (None: all revolute).
 
-    Joint ``k``'s transform is ``origins[k] @ Rot(axes[k], q[k])`` (right-handed, radians).
+    A revolute joint ``k``'s transform is ``origins[k] @ Rot(axes[k], q[k])`` (right-handed,
+    radians), a prismatic one's ``origins[k] @ Trans(axes[k] * q[k])`` (model units).
     ``fabrik.forward(arm, q)`` gives the joint and tip frames; see the module docstring and
     docs/arms.md for the layout, which is what a position-based solver reads: ``rest_positions``,
     ``bone_lengths`` and ``spherical_groups()``.
@@ -119,6 +156,7 @@ class Arm:
     upper: np.ndarray | None = None
     base_name: str = "base"
     tip_name: str = "tip"
+    joint_types: tuple[str, ...] | None = None
 
     def __post_init__(self):
         if isinstance(self.joint_names, (str, bytes)):
@@ -154,23 +192,38 @@ class Arm:
         wrong = np.flatnonzero((lower > upper) | (lower == math.inf) | (upper == -math.inf))
         if wrong.size:
             j = int(wrong[0])
-            raise ValueError(f"joint {j} ({names[j]!r}) has lower {float(lower[j])!r} > upper {float(upper[j])!r} "
-                             "(radians)")
+            raise ValueError(f"joint {j} ({names[j]!r}) has lower {float(lower[j])!r} > upper {float(upper[j])!r}")
+        types = _check_types(self.joint_types, m)
+        slides = np.array([t == "prismatic" for t in types], dtype=np.bool_)
+        open_slide = np.flatnonzero(slides & ~(np.isfinite(lower) & np.isfinite(upper)))
+        if open_slide.size:
+            j = int(open_slide[0])
+            raise ValueError(f"prismatic joint {j} ({names[j]!r}) needs finite lower and upper limits (model units), "
+                             f"got {float(lower[j])!r}, {float(upper[j])!r}")
+        object.__setattr__(self, "joint_types", types)
         object.__setattr__(self, "joint_names", names)
         _check_name(self.base_name, "base_name")
         _check_name(self.tip_name, "tip_name")
         for field_name, value in (("axes", axes), ("origins", origins), ("tip", tip), ("lower", lower),
                                   ("upper", upper)):
             object.__setattr__(self, field_name, frozen(value))
+        object.__setattr__(self, "_prismatic", frozen(slides, np.bool_))
         # Writable private copies for the kernels (numba compiles read-only arrays as another type).
-        object.__setattr__(self, "_kernel", (np.array(axes), np.array(origins), np.array(tip)))
+        object.__setattr__(self, "_kernel", (np.array(axes), np.array(origins), np.array(tip), np.array(slides)))
         object.__setattr__(self, "_kernel_lower", np.array(lower))
         object.__setattr__(self, "_kernel_upper", np.array(upper))
         # The distance between rows k and k + 1 of forward() is the length of the translation of
-        # origins[k + 1] (tip for the last row), whatever q is.
+        # origins[k + 1] (tip for the last row) when joint k is revolute, whatever q is; a
+        # prismatic joint k adds axes[k] * q[k] to it, longest at one end of its range.
         offsets = np.concatenate([origins[1:, :3, 3], tip[None, :3, 3]])
-        object.__setattr__(self, "_bone_lengths", frozen(np.linalg.norm(offsets, axis=1)))
+        lengths = np.linalg.norm(offsets, axis=1)
+        for k in np.flatnonzero(slides):
+            lengths[k] = max(np.linalg.norm(offsets[k] + axes[k] * lower[k]),
+                             np.linalg.norm(offsets[k] + axes[k] * upper[k]))
+        object.__setattr__(self, "_bone_lengths", frozen(lengths))
         object.__setattr__(self, "_reach", float(self._bone_lengths.sum()))
+        if not math.isfinite(self._reach) or self._reach >= MAX_COORDINATE:
+            raise ValueError(f"the arm reaches {self._reach:g}: coordinates must stay below {MAX_COORDINATE:g}")
         rest = np.empty((m + 1, 3))
         t = np.eye(4)
         for k in range(m):
@@ -181,21 +234,26 @@ class Arm:
 
     @classmethod
     def from_dh(cls, rows, *, convention: str = "standard", limits=None, names=None, base_name: str = "base",
-                tip_name: str = "tip") -> "Arm":
-        """An Arm from a Denavit-Hartenberg table of revolute joints.
+                tip_name: str = "tip", joint_types=None) -> "Arm":
+        """An Arm from a Denavit-Hartenberg table of revolute and prismatic joints.
 
         Args:
             rows: m rows ``(theta_offset, d, alpha, a)``: angles in radians, lengths in any unit;
-                joint i's DH angle is ``theta_i = theta_offset_i + q_i``.
+                a revolute joint i's DH angle is ``theta_i = theta_offset_i + q_i``, a prismatic
+                joint's DH offset ``d_i + q_i`` (its angle ``theta_offset_i`` fixed).
             convention: ``"standard"``: ``A_i = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``, or
                 ``"modified"`` (Craig): ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``,
                 where row i's ``alpha`` and ``a`` are Craig's ``alpha_{i-1}``, ``a_{i-1}`` (the
                 link before joint i).
-            limits: None (every joint unlimited) or m entries, each ``(lower, upper)`` in radians
-                (of q, not of theta; -inf/inf for an open side) or None for an unlimited joint.
+            limits: None (every joint unlimited) or m entries, each ``(lower, upper)`` of q
+                (radians, or lengths for a prismatic joint; -inf/inf for an open side) or None for
+                an unlimited joint. Prismatic joints need finite limits.
             names: m joint names (default ``joint_1`` .. ``joint_m``, counting as DH tables do).
+            joint_types: None (all revolute), m names ``"revolute"``/``"prismatic"``, or a string
+                of m letters ``R``/``P`` (``"RRPR"``: a SCARA arm).
 
-        Every axis is +z of its joint frame. Standard: ``forward`` row k is DH frame k (row 0
+        Every axis is +z of its joint frame (a prismatic joint slides along it). Standard:
+        ``forward`` row k is DH frame k (row 0
         the base, row m the last frame). Modified: row k is Craig's frame k + 1 before its
         rotation, and row m (the tip) is frame m after it, at the same place.
         """
@@ -207,6 +265,12 @@ class Arm:
             names = [f"joint_{i + 1}" for i in range(m)]
         elif isinstance(names, (str, bytes)) or len(names) != m:
             raise ValueError(f"names must be {m} joint names, one per DH row, got {names!r}")
+        if isinstance(joint_types, str):
+            letters = joint_types.upper()
+            if len(letters) != m or set(letters) - set("RP"):
+                raise ValueError(f"joint_types as a string must be {m} letters R (revolute) or P (prismatic), got "
+                                 f"{joint_types!r}")
+            joint_types = tuple("revolute" if c == "R" else "prismatic" for c in letters)
         lower, upper = np.full(m, -math.inf), np.full(m, math.inf)
         if limits is not None:
             if isinstance(limits, (str, bytes)) or len(limits) != m:
@@ -217,15 +281,21 @@ class Arm:
                 try:
                     lo, hi = (float(v) for v in pair)
                 except (TypeError, ValueError):
-                    raise ValueError(f"limits[{i}] must be a (lower, upper) pair in radians or None, "
-                                     f"got {pair!r}") from None
+                    raise ValueError(f"limits[{i}] must be a (lower, upper) pair or None, got {pair!r}") from None
                 lower[i], upper[i] = lo, hi
-        return cls(tuple(names), np.tile([0.0, 0.0, 1.0], (m, 1)), origins, tip, lower, upper, base_name, tip_name)
+        return cls(tuple(names), np.tile([0.0, 0.0, 1.0], (m, 1)), origins, tip, lower, upper, base_name, tip_name,
+                   joint_types)
 
     @property
     def n_joints(self) -> int:
-        """m, the number of revolute joints."""
+        """m, the number of joints."""
         return len(self.joint_names)
+
+    @property
+    def prismatic(self) -> np.ndarray:
+        """(m,) bool, read-only: which joints are prismatic (q in model units; the others revolute,
+        q in radians)."""
+        return self._prismatic
 
     @property
     def rest_positions(self) -> np.ndarray:
@@ -235,25 +305,28 @@ class Arm:
     @property
     def bone_lengths(self) -> np.ndarray:
         """(m,) read-only: ``|positions[k + 1] - positions[k]|`` for k = 0..m-1 (the last one joint
-        to tip). The same for every q, since a joint turns about an axis through its own location;
-        0 between joints that share a location (see ``spherical_groups``)."""
+        to tip). The same for every q after a revolute joint k, which turns about an axis through its
+        own location (0 between joints that share a location, see ``spherical_groups``); after a
+        prismatic joint k the distance changes with q[k], and this is its longest within the limits."""
         return self._bone_lengths
 
     @property
     def reach(self) -> float:
-        """Sum of the bone lengths: no pose puts the tip further than this from joint 0."""
+        """Sum of the bone lengths: no pose within the limits puts the tip further than this from
+        joint 0."""
         return self._reach
 
     def spherical_groups(self, tol: float | None = None) -> tuple[tuple[int, ...], ...]:
-        """Runs of two or more consecutive joints at one location (bones of length <= ``tol``;
-        default 1e-9 of the reach), as tuples of joint indices. Their axes meet at that point for
-        every q, so together they act as one 2- or 3-DoF spherical joint (a shoulder, a wrist):
-        a position-based solver places the group once and turns its axes together.
+        """Runs of two or more consecutive revolute joints at one location (bones of length <=
+        ``tol``; default 1e-9 of the reach), as tuples of joint indices. Their axes meet at that
+        point for every q, so together they act as one 2- or 3-DoF spherical joint (a shoulder, a
+        wrist): a position-based solver places the group once and turns its axes together.
         """
         tol = 1e-9 * self.reach if tol is None else check_tol(tol)
         groups, run = [], [0]
+        slides = self._prismatic
         for k in range(1, self.n_joints):
-            if self._bone_lengths[k - 1] <= tol:
+            if self._bone_lengths[k - 1] <= tol and not slides[k - 1] and not slides[k]:
                 run.append(k)
             else:
                 if len(run) > 1:
@@ -265,7 +338,8 @@ class Arm:
 
     def within_limits(self, q, tol: float = 0.0):
         """Whether ``lower - tol <= q <= upper + tol`` for every joint: a bool for q (m,), a (N,)
-        bool array for q (N, m). ``tol`` in radians."""
+        bool array for q (N, m). ``tol`` in radians for revolute joints and model units for
+        prismatic ones."""
         q = check_angles(q, self.n_joints)
         tol = check_tol(tol)
         ok = ((q >= self.lower - tol) & (q <= self.upper + tol)).all(axis=-1)
@@ -276,15 +350,14 @@ class Arm:
         return np.clip(check_angles(q, self.n_joints), self.lower, self.upper)
 
     def random_angles(self, rng=None, n: int | None = None) -> np.ndarray:
-        """Joint angles drawn uniformly within the limits: (m,), or (n, m) when ``n`` is given.
+        """Joint values drawn uniformly within the limits: (m,), or (n, m) when ``n`` is given
+        (radians, model units for prismatic joints).
 
         ``rng`` is a ``numpy.random.Generator`` or a seed. An unlimited joint draws from
         [-pi, pi]; a joint limited on one side only draws from a full turn from its finite limit.
         """
         rng = np.random.default_rng(rng)
-        lo = np.where(np.isfinite(self.lower), self.lower,
-                      np.where(np.isfinite(self.upper), self.upper - 2 * math.pi, -math.pi))
-        hi = np.where(np.isfinite(self.upper), self.upper, lo + 2 * math.pi)
+        low, span = self.random_ranges()
         if n is not None:
             try:
                 n = operator.index(n)
@@ -294,7 +367,16 @@ class Arm:
                 raise ValueError(f"n must be >= 0, got {n}")
             check_memory(3 * 8 * n * self.n_joints, f"random_angles of {n:,} poses of {self.n_joints} joints")
         size = (self.n_joints,) if n is None else (n, self.n_joints)
-        return np.minimum(lo + (hi - lo) * rng.random(size), hi)
+        return np.minimum(low + span * rng.random(size), low + span)
+
+    def random_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, span), each (m,): ``random_angles`` draws ``low + span * uniform[0, 1)``."""
+        def build():
+            lo = np.where(np.isfinite(self.lower), self.lower,
+                          np.where(np.isfinite(self.upper), self.upper - 2 * math.pi, -math.pi))
+            hi = np.where(np.isfinite(self.upper), self.upper, lo + 2 * math.pi)
+            return frozen(lo), frozen(hi - lo)
+        return cached(self, "random_ranges", build)
 
     def mirrored(self, normal) -> "Arm":
         """The mirror image of this arm across the plane through the base origin with the given
@@ -302,9 +384,10 @@ class Arm:
 
         With ``S = I - 2 n n^T``, the mirror's pose at any q is this arm's pose at the same q
         reflected: ``positions @ S`` (and ``frames`` ``S @ F @ S``, which stay right-handed).
-        Its origins are ``S @ origins @ S`` (and tip), its axes ``-S @ axes`` (a reflection
-        reverses the sense of rotation), and its limits are unchanged: a joint flexes the mirror
-        as far as it flexes this arm.
+        Its origins are ``S @ origins @ S`` (and tip), its revolute axes ``-S @ axes`` (a
+        reflection reverses the sense of rotation), its prismatic axes ``S @ axes`` (a slide is
+        reflected as it is), and its limits are unchanged: a joint flexes the mirror as far as
+        it flexes this arm.
         """
         try:
             n = np.asarray(normal, dtype=np.float64).reshape(-1)
@@ -315,29 +398,35 @@ class Arm:
         n = n / np.linalg.norm(n)
         s = np.eye(4)
         s[:3, :3] -= 2.0 * np.outer(n, n)
-        return Arm(self.joint_names, -self.axes @ s[:3, :3].T, s @ self.origins @ s, s @ self.tip @ s,
-                   self.lower, self.upper, self.base_name, self.tip_name)
+        sign = np.where(self._prismatic, 1.0, -1.0)[:, None]
+        return Arm(self.joint_names, sign * (self.axes @ s[:3, :3].T), s @ self.origins @ s, s @ self.tip @ s,
+                   self.lower, self.upper, self.base_name, self.tip_name, self.joint_types)
 
     def scaled(self, factor: float) -> "Arm":
         """A copy with every length multiplied by ``factor`` > 0 (e.g. 0.01 from centimetres to
-        the metres URDF expects); angles, axes and limits are unchanged."""
+        the metres URDF expects), the limits of prismatic joints included; angles, axes and the
+        limits of revolute joints are unchanged."""
         factor = check_positive(factor, "factor")
         origins, tip = np.array(self.origins), np.array(self.tip)
         origins[:, :3, 3] *= factor
         tip[:3, 3] *= factor
-        return Arm(self.joint_names, self.axes, origins, tip, self.lower, self.upper, self.base_name, self.tip_name)
+        lower, upper = (np.where(self._prismatic, limit * factor, limit) for limit in (self.lower, self.upper))
+        return Arm(self.joint_names, self.axes, origins, tip, lower, upper, self.base_name, self.tip_name,
+                   self.joint_types)
 
     def __repr__(self) -> str:
-        return (f"Arm(n_joints={self.n_joints}, joints={list(self.joint_names)}, reach={self.reach:g}, "
+        slides = int(self._prismatic.sum())
+        kinds = f", prismatic={slides}" if slides else ""
+        return (f"Arm(n_joints={self.n_joints}{kinds}, joints={list(self.joint_names)}, reach={self.reach:g}, "
                 f"base={self.base_name!r}, tip={self.tip_name!r})")
 
 
 
 
 def check_angles(q, m: int) -> np.ndarray:
-    """``q`` as C-contiguous float64 joint angles (radians) of shape (m,) or (N, m); ValueError
-    unless they are finite real numbers of that shape. A float64 array of shape (m,) is used as
-    it is (not copied; nothing writes to it)."""
+    """``q`` as C-contiguous float64 joint values (radians; model units for prismatic joints) of
+    shape (m,) or (N, m); ValueError unless they are finite real numbers of that shape. A float64
+    array of shape (m,) is used as it is (not copied; nothing writes to it)."""
     if type(q) is np.ndarray and q.dtype.char == "d" and q.shape == (m,) and q.strides == (8,):
         arr = q
         if math.isfinite(math.hypot(*arr.tolist())):
@@ -346,9 +435,11 @@ def check_angles(q, m: int) -> np.ndarray:
         try:
             raw = np.asarray(q)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"q must be joint angles in radians (real numbers): {exc}") from None
+            raise ValueError(f"q must be joint values (real numbers: radians, model units for prismatic joints): "
+                             f"{exc}") from None
         if raw.dtype.kind not in "iuf":
-            raise ValueError(f"q must be joint angles in radians (real numbers), got {raw.dtype} values: {q!r}")
+            raise ValueError(f"q must be joint values (real numbers: radians, model units for prismatic joints), "
+                             f"got {raw.dtype} values: {q!r}")
         if raw.ndim not in (1, 2) or raw.shape[-1] != m:
             raise ValueError(f"q must have shape ({m},) or (N, {m}) for an arm of {m} joints, got shape "
                              f"{raw.shape}")
@@ -364,12 +455,13 @@ def forward(model: Arm, q) -> Pose:
 
     Args:
         model: a ``fabrik.Arm``.
-        q: (m,) joint angles in radians, or (N, m) for N poses at once (one compiled loop).
+        q: (m,) joint values (radians for revolute joints, model units for prismatic ones), or
+            (N, m) for N poses at once (one compiled loop).
 
     Returns:
         ``Pose(positions, frames)``: positions (m + 1, 3) and frames (m + 1, 3, 3) (with a
         leading N for a batch), new arrays in the base frame. Row k < m is joint k's frame before
-        its own rotation (``T_{k-1} @ origins[k]``: its location, and the frame its axis is given
+        its own motion (``T_{k-1} @ origins[k]``: its location, and the frame its axis is given
         in); row m is the tip frame. For a standard DH table row k is DH frame k.
     """
     if not isinstance(model, Arm):
@@ -378,14 +470,27 @@ def forward(model: Arm, q) -> Pose:
     q = check_angles(q, m)
     if not q.flags.writeable:
         q = q.copy()
-    axes, origins, tip = model._kernel
+    axes, origins, tip, slides = model._kernel
     if q.ndim == 1:
         positions, frames = np.empty((m + 1, 3)), np.empty((m + 1, 3, 3))
-        forward_arm(axes, origins, tip, q, positions, frames)
+        forward_arm(axes, origins, tip, slides, q, positions, frames)
     else:
         positions, frames = np.empty((q.shape[0], m + 1, 3)), np.empty((q.shape[0], m + 1, 3, 3))
-        forward_arm_batch(axes, origins, tip, q, positions, frames)
+        forward_arm_batch(axes, origins, tip, slides, q, positions, frames)
     return Pose(positions, frames)
 
 
-__all__ = ["Arm", "Pose", "forward", "check_angles", "RIGID_TOL"]
+def tip_errors(model: Arm, q, position, rotation=None) -> tuple[float, float]:
+    """(position error, orientation error) of joint values q (m,) for a tip target: the distance
+    (model units) from ``forward(model, q)``'s tip to ``position`` (3,), and the angle (radians)
+    between its tip frame and ``rotation`` (3, 3), 0.0 when None; the angle as the arm solvers
+    measure it (``fabrik.kernels.arm.angle_between``: accurate near 0, where ``arccos`` of the
+    trace is not)."""
+    positions, frames = forward(model, q)
+    oriented = rotation is not None
+    goal = np.ascontiguousarray(rotation, dtype=np.float64) if oriented else np.eye(3)
+    err, angle = pose_error(positions, frames, np.ascontiguousarray(position, dtype=np.float64), goal, oriented)
+    return float(err), float(angle)
+
+
+__all__ = ["Arm", "Pose", "forward", "tip_errors", "check_angles", "RIGID_TOL", "MAX_LIMIT", "JOINT_TYPES"]

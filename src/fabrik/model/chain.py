@@ -123,15 +123,15 @@ class Chain:
 
     @classmethod
     def from_dh(cls, rows, *, convention: str = "standard", limits=None, names=None, base_name: str = "base",
-                tip_name: str = "tip"):
-        """A revolute-joint arm from a Denavit-Hartenberg table: returns a ``fabrik.Arm`` (not a
-        Chain), exactly ``fabrik.Arm.from_dh(rows, ...)``; see that method for the arguments.
-        ``fabrik.forward(arm, q)`` gives its joint positions, and ``arm.bone_lengths`` the
-        lengths between them."""
+                tip_name: str = "tip", joint_types=None):
+        """An arm from a Denavit-Hartenberg table (revolute and prismatic joints): returns a
+        ``fabrik.Arm`` (not a Chain), exactly ``fabrik.Arm.from_dh(rows, ...)``; see that method
+        for the arguments. ``fabrik.forward(arm, q)`` gives its joint positions, and
+        ``arm.bone_lengths`` the lengths between them."""
         from fabrik.model.arm import Arm
 
         return Arm.from_dh(rows, convention=convention, limits=limits, names=names, base_name=base_name,
-                           tip_name=tip_name)
+                           tip_name=tip_name, joint_types=joint_types)
 
     @property
     def dim(self) -> int:

@@ -124,7 +124,10 @@ class Hinge:
 
     Attributes: ``axis``: unit 3-tuple in the parent frame, perpendicular to the parent bone
     direction +Y; ``min``, ``max``: the allowed signed angle (radians, in [-pi, pi], min <= max)
-    from the parent bone direction to the bone, right-handed about ``axis``.
+    from the parent bone direction to the bone, right-handed about ``axis``. The axis given may
+    have any length: it is normalised on construction (``Hinge((5, 0, 0), 0, 1).axis`` is
+    ``(1.0, 0.0, 0.0)``); a zero or non-finite axis, or one off the plane perpendicular to +Y by
+    more than 1e-6, is refused.
     """
 
     axis: tuple[float, float, float]

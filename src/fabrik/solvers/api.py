@@ -12,7 +12,7 @@ from fabrik._validation import MAX_COORDINATE, as_point, as_points, check_max_it
 from fabrik.kernels.vec import bounded
 from fabrik.model.arm import Arm, check_angles
 from fabrik.model.chain import Chain
-from fabrik.model.constraints import as_rotation_matrix
+from fabrik.model.pose import is_transform, split_transform, target_rotation
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers._embed import from3d, to3d_point, to3d_points
 from fabrik.kernels._cache_guard import announce_compile
@@ -29,8 +29,11 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
 
     Args:
         model: a ``fabrik.Chain`` or ``fabrik.Skeleton``.
-        target: for a chain, the end effector's goal, shape (d,) in the chain's units; or a pair
-            ``(xyz, rotation)`` for an oriented target (needs joint limits support, see docs).
+        target: for a chain, the end effector's goal, shape (d,) in the chain's units; or a pose:
+            ``(xyz, rotation)`` or a (4, 4) transform, for an oriented target (needs joint limits
+            support, see docs). For an arm, the tip's xyz or pose. A rotation is a scipy
+            ``Rotation``, a (3, 3) matrix or ``fabrik.quat_xyzw(q)`` / ``fabrik.quat_wxyz(q)``
+            (a raw 4-vector is refused: its order is not known; ``fabrik.model.pose``).
         targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains);
             keys may also be joint indices.
         method: ``"fabrik"`` (default) or a comparison method; ``fabrik.methods()`` lists them.
@@ -94,6 +97,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         if type(target) is tuple and len(target) == 2 and np.ndim(target[0]) == 1:
             rotation = _target_rotation(target[1], dim)
             target = target[0]
+        elif is_transform(target):
+            target, rotation = split_transform(target, dim)
         target = as_point(target, "target", dim)
         if initial is None or (initial is model.rest_positions and dim == 3):
             initial = model._kernel_rest
@@ -155,6 +160,8 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
             and (type(target[0]) is np.ndarray and target[0].ndim == 1 or np.ndim(target[0]) == 1)):
         rotation = _target_rotation(target[1], 3)
         target = target[0]
+    elif type(target) is np.ndarray and target.shape == (4, 4) or is_transform(target):
+        target, rotation = split_transform(target, 3)
     target = as_point(target, "target", 3)
     if initial is not None:
         initial = check_angles(initial, arm.n_joints)
@@ -265,15 +272,8 @@ def _first_use(solver) -> None:
 
 
 def _target_rotation(rotation, dim: int) -> np.ndarray:
-    """An oriented target's rotation as a (3, 3) matrix (ValueError for None or a non-rotation; a
-    2D chain's must turn about z only)."""
-    if rotation is None:
-        raise ValueError("an oriented target (xyz, rotation) needs a rotation, got None; pass the point alone "
-                         "for a position target")
-    matrix = as_rotation_matrix(rotation, "target rotation")
-    if dim == 2 and abs(matrix[2, 2] - 1.0) > 1e-9:  # a half turn about x or y has -1
-        raise ValueError("target rotation: a 2D chain's target rotation must turn about the z axis only")
-    return matrix
+    """An oriented target's rotation as a (3, 3) matrix (``fabrik.model.pose.target_rotation``)."""
+    return target_rotation(rotation, dim)
 
 
 class MethodNames(list):

@@ -1,25 +1,28 @@
-"""The methods for revolute-joint arms (``fabrik.Arm``), with joint angles in and out: FABRIK (the
-DHM pilot study's method on 7-joint human arms, FABRIK on link frames with restarts on any other
-arm), CCD and damped least squares.
+"""The methods for arms of revolute and prismatic joints (``fabrik.Arm``), with joint values in and
+out: FABRIK (the DHM pilot study's method on 7-joint human arms; on any other arm FABRIK on the
+joints, finished by damped Newton steps, with restarts), CCD and damped least squares.
 
 ``fabrik.solve(arm, target, initial=q0)``: ``target`` is the tip's position (xyz, model units)
-or its pose ``(xyz, rotation)`` (the tip frame in the base frame: for a DH model the last DH
-frame; a scipy Rotation, an (x, y, z, w) quaternion or a 3x3 matrix); ``initial`` the start's
-joint angles (m,) in radians (default: the rest angles, 0, clipped into the limits); ``root`` is
-not used (the base is fixed). The answer's ``joint_angles`` are the model's own coordinates
-(``fabrik.forward(arm, sol.joint_angles)`` gives ``sol.positions``), its ``error`` the tip's
-distance to the target and ``extras["orientation_error"]`` the angle (radians) between the tip
-frame and the target rotation; ``reached`` means both within ``tol`` and ``orientation_tol``.
+or its pose, ``(xyz, rotation)`` or a (4, 4) transform (the tip frame in the base frame: for a
+DH model the last DH frame; the forms of ``fabrik.model.pose``); ``initial`` the start's joint
+values (m,) (radians; model units for prismatic joints; default: 0 clipped into the limits);
+``root`` is not used (the base is fixed). The answer's ``joint_angles`` are the model's own
+coordinates (``fabrik.forward(arm, sol.joint_angles)`` gives ``sol.positions``), always within
+the limits, its ``error`` the tip's distance to the target and ``extras["orientation_error"]``
+the angle (radians) between the tip frame and the target rotation
+(``fabrik.kernels.arm.angle_between``); ``reached`` means both within ``tol`` and
+``orientation_tol``.
 
 ``fabrik`` solves an arm of the shape of ``fabrik.models.dhm_arm`` (a spherical shoulder: joints
 0-2 meeting at one point; an elbow: joint 3, its axis perpendicular to the upper arm; a spherical
 wrist: joints 4-6 meeting at one point) by the study's method (``fabrik.kernels.arm_ik``, one
 closed-form pass), and any other arm as ``fabrik-revolute`` does: FABRIK's forward and backward
-stages on the arm's joints, each joint turning the rest of the arm in closed form within its
-limits (``fabrik.kernels.arm_methods``), restarted from random angles within the limits when an
-attempt stalls (``search``).
+stages on the arm's joints, each joint turning (or sliding) the rest of the arm in closed form
+within its limits, then, once FABRIK is within ``NEWTON_NEAR``, damped Newton steps on the joint
+values (``finish``; ``fabrik.kernels.arm_methods``), restarted from random values within the
+limits when an attempt stalls (``search``). ``nearest`` prefers the answer closest to
+``initial`` (``_seek_near``, ``search``).
 """
-
 from __future__ import annotations
 
 import math
@@ -31,8 +34,11 @@ import numpy as np
 
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
+from fabrik.kernels.arm import _axis_rotation as axis_rotation
+from fabrik.kernels.arm import pose_error
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
-from fabrik.kernels.arm_methods import ccd_arm, dls_arm, fabrik_arm
+from fabrik.kernels.arm_methods import _jacobian as jacobian
+from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
@@ -45,18 +51,27 @@ ARM_MAX_ITER = 500
 ROBOT_MAX_ITER = 20 * ARM_MAX_ITER
 
 
+def _check_bool(value, name: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 @dataclass(frozen=True)
 class ArmOptions:
     """Options of the arm methods: ``orientation_tol`` (radians >= 0), the largest angle between the
-    tip frame and an oriented target's rotation that counts as reached; and the restarts
-    (``search``): at most ``restarts`` of them when an attempt stalls (0: one attempt), none begun
-    after ``time_budget`` seconds, their random angles drawn from a generator seeded with ``seed``
-    (the same call makes the same attempts). The S-R-S arm's closed-form FABRIK takes no restarts."""
+    tip frame and an oriented target's rotation that counts as reached; the restarts (``search``):
+    at most ``restarts`` of them when an attempt stalls (0: one attempt), none begun after
+    ``time_budget`` seconds, their random values drawn from a generator seeded with ``seed`` (the
+    same call makes the same attempts); and ``nearest``: prefer the answer closest to ``initial``
+    in joint space (``search``; TRAC-IK's "Distance" mode), for tracking and for robots whose
+    posture matters. The S-R-S arm's closed-form FABRIK takes no restarts."""
 
     orientation_tol: float = 1e-3
     restarts: int = 0
     time_budget: float = 0.05
     seed: int = 0
+    nearest: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "orientation_tol", check_tol(self.orientation_tol, "orientation_tol"))
@@ -66,13 +81,21 @@ class ArmOptions:
                 raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
             object.__setattr__(self, name, int(value))
         object.__setattr__(self, "time_budget", check_positive(self.time_budget, "time_budget"))
+        object.__setattr__(self, "nearest", _check_bool(self.nearest, "nearest"))
 
 
 @dataclass(frozen=True)
 class ArmFabrikOptions(ArmOptions):
-    """Options of FABRIK on arms: as ``ArmOptions``, restarting by default."""
+    """Options of FABRIK on arms: as ``ArmOptions``, restarting by default; ``finish``: damped
+    Newton steps on the joint values finish the solve once FABRIK's error is below
+    ``NEWTON_NEAR`` (``fabrik.kernels.arm_methods``; False: FABRIK alone)."""
 
     restarts: int = 200
+    finish: bool = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "finish", _check_bool(self.finish, "finish"))
 
 
 @dataclass(frozen=True)
@@ -96,11 +119,11 @@ class ArmShape:
     def __init__(self, arm):
         m = arm.n_joints
         groups = arm.spherical_groups()
-        if m != 7 or groups != ((0, 1, 2), (4, 5, 6)):
+        if m != 7 or groups != ((0, 1, 2), (4, 5, 6)) or arm.prismatic.any():
             raise ValueError(f"the DHM study's FABRIK takes arms of 7 joints with a spherical shoulder (joints 0-2 at "
                              f"one point), an elbow and a spherical wrist (joints 4-6 at one point), as "
                              f"fabrik.models.dhm_arm(); this arm has {m} joints and spherical groups {groups}")
-        axes, origins, tip = arm._kernel
+        axes, origins, tip, _ = arm._kernel
         up = origins[3][:3, 3]
         elbow_axis = origins[3][:3, :3] @ axes[3]
         if abs(float(up @ elbow_axis)) > 1e-9 * float(np.linalg.norm(up)):
@@ -144,7 +167,7 @@ def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
     becomes joint angles. The elbow and wrist must lie at the upper arm's and forearm's lengths
     from the shoulder and the elbow; an elbow outside its range is clipped into it."""
     arm_shape(arm)
-    axes, origins, tip = arm._kernel
+    axes, origins, tip, _ = arm._kernel
     start = _start(arm, None if previous is None else np.ascontiguousarray(previous, dtype=np.float64))
     return srs_angles(axes, origins, tip, arm._kernel_lower, arm._kernel_upper,
                       np.ascontiguousarray(elbow, dtype=np.float64), np.ascontiguousarray(wrist, dtype=np.float64),
@@ -169,7 +192,8 @@ _srs_announced = False
 
 def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """FABRIK on an arm: the DHM study's method on a 7-joint S-R-S arm (module docstring), FABRIK on
-    link frames with restarts on any other (``solve_revolute_arm``); ``initial`` (m,) checked angles."""
+    the joints finished by damped Newton steps, with restarts, on any other
+    (``solve_revolute_arm``); ``initial`` (m,) checked values."""
     global _srs_announced
     shape = arm.__dict__.get("_fabrik_srs_shape")  # srs_shape's cache, read without a call: the hot path
     if shape is None:
@@ -192,59 +216,176 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
 #: Iterations without progress that end an attempt while restarts remain (the last attempt gets
 #: the full ``NO_PROGRESS_WINDOW``): a stalled attempt on a robot arm is caught at a limit or at a
 #: pose it cannot leave, and a fresh start is cheaper than waiting. An attempt that keeps making
-#: progress is never cut short (near the target FABRIK's error falls by a few percent an
-#: iteration, for hundreds of iterations at tight tolerances).
+#: progress is never cut short.
 RESTART_WINDOW = 20
 #: The orientation markers' distance from the tip, as a fraction of the reach.
 MARKER = 0.15
+#: FABRIK's error (position over the reach plus orientation in radians) below which damped Newton
+#: steps finish an attempt (``fabrik.kernels.arm_methods.newton_finish``).
+NEWTON_NEAR = 0.3
+#: With ``nearest``: the reached answers the search gathers (from ``initial`` and random starts)
+#: before it answers with the one closest to ``initial``, unless Newton steps from ``initial``
+#: reach the target by themselves.
+NEAREST_CANDIDATES = 8
 
 
 def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
-    """FABRIK on any revolute arm (``fabrik.kernels.arm_methods``), restarted while it stalls."""
+    """FABRIK on any arm (``fabrik.kernels.arm_methods``), finished by Newton steps, restarted while
+    it stalls; with ``nearest``, Newton steps from ``initial`` first (``_seek_near``)."""
     announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
-    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: fabrik_arm(*common, cap, length, MARKER * length, window))
+    near = NEWTON_NEAR if options.finish else 0.0
+
+    def run(*common, cap, window, first):
+        return fabrik_arm(*common, cap, length, MARKER * length, window, near)
+
+    local = None
+    if options.nearest:
+        def local(q0):
+            return _seek_near(arm, target, rotation, q0, tol, options.orientation_tol, length)
+
+    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run, local)
+
+
+#: With ``nearest``: the pieces of the path of poses ``_seek_near`` follows from the start's pose
+#: to the target when Newton steps from the start do not reach it at once.
+NEAREST_PIECES = 8
+
+
+def _seek_near(arm, target, rotation, q0, tol, otol, length):
+    """The answer on the start's own branch, or None: damped Newton steps from ``q0`` (each the least
+    joint motion that serves the target to first order, none longer than ``NEAREST_MAX_STEP``:
+    ``fabrik.kernels.arm_methods.newton_finish``); when they do not reach the target, the same
+    steps with the limits' barrier (a joint nearing a limit weighed down, so that a redundant arm
+    turns the others); then these along a path of poses from q0's tip pose to the target in
+    ``NEAREST_PIECES`` equal pieces (the position along the line, the rotation along its
+    geodesic), each from the last piece's answer: a continuation, which follows the start's
+    branch through a larger change of pose. A kernel result tuple (as ``fabrik_arm``'s, with
+    iterations 0) reached at ``tol``, ``otol``, or None."""
+    axes, origins, tip, slides = arm._kernel
+    lower, upper = arm._kernel_lower, arm._kernel_upper
+    oriented = rotation is not None
+    goal = rotation if oriented else _IDENTITY
+
+    def newton(p, r, q, barrier=False):
+        return fabrik_arm(axes, origins, tip, slides, lower, upper, p, r, oriented, q, tol, otol, 0, length,
+                          MARKER * length, NO_PROGRESS_WINDOW, math.inf, barrier)
+
+    for barrier in (False, True):
+        result = newton(target, goal, q0, barrier)
+        if int(result[6]) == REACHED:
+            return _nearest_branch(arm, result, q0, newton, target, goal, oriented)
+    positions, frames = forward(arm, q0)
+    p0, r0 = positions[-1], frames[-1]
+    turn = rotation_vector(r0, goal) if oriented else np.zeros(3)
+    angle = float(np.linalg.norm(turn))
+    axis = turn / angle if angle > 0.0 else np.array([0.0, 0.0, 1.0])
+    q, step = q0, np.empty((3, 3))
+    for i in range(1, NEAREST_PIECES + 1):
+        t = i / NEAREST_PIECES
+        axis_rotation(axis, t * angle, step)
+        result = newton(p0 + t * (target - p0), step @ r0 if oriented else goal, q, True)
+        if int(result[6]) != REACHED:
+            return None
+        q = result[0]
+    return result
+
+
+#: With ``nearest``: below this smallest singular value of the (normalised) Jacobian at the answer,
+#: branches of the inverse kinematics lie close together, and ``_nearest_branch`` looks for a nearer one.
+NEAR_SINGULAR = 0.05
+#: ... from this many starts about ``initial``, ``NEAR_SINGULAR`` radians from it.
+BRANCH_PROBES = 6
+
+
+def _nearest_branch(arm, result, q0, newton, target, goal, oriented):
+    """``result`` (reached by Newton steps from q0), or a nearer answer: near a singular pose two
+    branches of the inverse kinematics come close, and Newton's steps may land on the one farther
+    from q0; Newton steps from ``BRANCH_PROBES`` starts about q0 then find the others, and the
+    nearest reached answer is kept."""
+    positions, frames = result[1], result[2]
+    J = np.empty((6 if oriented else 3, arm.n_joints))
+    axes, _, _, slides = arm._kernel
+    jacobian(axes, slides, positions, frames, oriented, 1.0, arm.reach or 1.0, J)
+    if np.linalg.svd(J, compute_uv=False)[-1] >= NEAR_SINGULAR:
+        return result
+    unit = _distance_units(arm)
+    best, best_distance = result, joint_distance(result[0], q0, unit)
+    rng = np.random.default_rng(0)
+    for _ in range(BRANCH_PROBES):
+        probe = arm.clip(q0 + NEAR_SINGULAR * unit * rng.choice((-1.0, 1.0), arm.n_joints))
+        other = newton(target, goal, probe)
+        if int(other[6]) == REACHED:
+            d = joint_distance(other[0], q0, unit)
+            if d < best_distance:
+                best, best_distance = other, d
+    return best
 
 
 def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
     return _restarted(arm, "ccd", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: ccd_arm(*common, cap, float(arm.reach), window))
+                      lambda *common, cap, window, first: ccd_arm(*common, cap, float(arm.reach), window))
 
 
 def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
     reach = float(arm.reach)
     return _restarted(arm, "jacobian-dls", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window: dls_arm(*common, cap, reach, options.damping * reach,
-                                                           options.max_angle_step, window))
+                      lambda *common, cap, window, first: dls_arm(*common, cap, reach, options.damping * reach,
+                                                                  options.max_angle_step, window))
 
 
-def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel) -> Solution:
-    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, lower, upper, target, rotation,
-    oriented, q0, tol, orientation_tol, cap=, window=)`` (its remaining arguments bound)."""
-    axes, origins, tip = arm._kernel
+def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel, local=None) -> Solution:
+    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, slides, lower, upper, target,
+    rotation, oriented, q0, tol, orientation_tol, cap=, window=, first=)`` (its remaining
+    arguments bound; ``first``: the attempt from ``initial``). ``local(q0)``: with ``nearest``,
+    an answer on the start's own branch (a kernel result, reached) or None, tried first."""
+    axes, origins, tip, slides = arm._kernel
     oriented = rotation is not None
     goal_R = rotation if oriented else _IDENTITY
     lower, upper = arm._kernel_lower, arm._kernel_upper
 
-    def attempt(q0, cap, window):
-        return kernel(axes, origins, tip, lower, upper, target, goal_R, oriented, q0, tol, options.orientation_tol,
-                      cap=cap, window=window)
+    def attempt(q0, cap, window, first):
+        return kernel(axes, origins, tip, slides, lower, upper, target, goal_R, oriented, q0, tol,
+                      options.orientation_tol, cap=cap, window=window, first=first)
 
-    result, iterations, attempts = search(arm, attempt, _start(arm, initial), max_iter, options)
+    def evaluate(q):
+        """(positions, frames, error, orientation error, reached) of joint values q."""
+        positions, frames = forward(arm, q)
+        err, oerr = pose_error(positions, frames, target, goal_R, oriented)
+        return positions, frames, err, oerr, err <= tol and oerr <= options.orientation_tol
+
+    start = _start(arm, initial)
+    found = None if local is None else local(start)
+    if found is not None:
+        result, iterations, attempts = found, 0, 1
+    else:
+        result, iterations, attempts = search(arm, attempt, start, max_iter, options, evaluate)
+        attempts += local is not None
     sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
-    return sol._replace(extras=MappingProxyType({**sol.extras, "attempts": attempts}))
+    extras = {**sol.extras, "attempts": attempts}
+    if method != "ccd" and method != "jacobian-dls":
+        extras["newton_steps"] = int(result[7])
+    return sol._replace(extras=MappingProxyType(extras))
 
 
-def search(arm, attempt, start, max_iter, options):
-    """Attempts of an arm kernel from ``start``, then from random angles within the limits, until
+def search(arm, attempt, start, max_iter, options, evaluate=None):
+    """Attempts of an arm kernel from ``start``, then from random values within the limits, until
     one reaches the target, the target is out of reach, ``options.restarts`` restarts are spent,
     ``options.time_budget`` seconds have passed (no attempt begins after it) or ``max_iter``
-    iterations in all. ``attempt(q0, cap, window)`` runs one (a kernel's result tuple, as
-    ``ccd_arm``). Returns (the best attempt's result with its status for the whole search,
-    iterations in all, attempts)."""
+    iterations in all. ``attempt(q0, cap, window, first)`` runs one (a kernel's result tuple, as
+    ``ccd_arm``, with the Newton steps it kept last). Returns (the best attempt's result with its
+    status for the whole search, iterations in all, attempts).
+
+    With ``options.nearest`` a reached attempt does not end the search unless it is the first and
+    ran no iteration (``start`` itself is an answer); otherwise the search gathers up to
+    ``NEAREST_CANDIDATES`` reached answers within the same restarts and time budget and answers
+    with the one closest to ``start`` (``joint_distance``), each revolute joint taken to the turn
+    of its angle (a multiple of 2 pi away: the same pose) nearest its start within its limits
+    when ``evaluate(q)`` (positions, frames, errors and whether reached) finds it still reached
+    (the turned angles' rounding can matter at a tolerance of 0). (FABRIK first looks for the
+    answer on the start's own branch: ``_seek_near``.)"""
     deadline = time.perf_counter() + options.time_budget
     best = None
     best_score = math.inf
@@ -252,35 +393,72 @@ def search(arm, attempt, start, max_iter, options):
     attempts = 0
     rng = None
     reach = float(arm.reach)
+    nearest = options.nearest
+    candidates = []
+    q_start = start
     while True:
         more = attempts < options.restarts
-        result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW)
+        result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW, attempts == 0)
         attempts += 1
         total += int(result[3])
         code = int(result[6])
         score = float(result[4]) + reach * float(result[5])
         if code == REACHED or score < best_score:
             best, best_score = result, score
+        if code == REACHED and nearest:
+            if attempts == 1 and int(result[3]) == 0:
+                break  # the start itself
+            candidates.append(result)
+            code = REACHED if len(candidates) >= NEAREST_CANDIDATES else STALLED
         if code in (REACHED, UNREACHABLE) or not more or total >= max_iter or time.perf_counter() >= deadline:
             break
         if rng is None:
             rng = np.random.default_rng(options.seed)
-            low, span = cached(arm, "random_ranges", lambda: _random_ranges(arm))
+            low, span = arm.random_ranges()
         start = low + span * rng.random(low.shape[0])  # as arm.random_angles(rng), without its checks
-    if code != REACHED and int(best[6]) != UNREACHABLE:
-        best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),)
+    if candidates:
+        unit = _distance_units(arm)
+        turned = [_nearest_turns(arm, r[0], q_start) for r in candidates]
+        k = min(range(len(candidates)), key=lambda i: joint_distance(turned[i], q_start, unit))
+        best = candidates[k]
+        if evaluate is not None and not np.array_equal(turned[k], best[0]):
+            positions, frames, err, oerr, reached = evaluate(turned[k])
+            if reached:
+                best = (turned[k], positions, frames, best[3], err, oerr) + tuple(best[6:])
+    elif int(best[6]) != REACHED and int(best[6]) != UNREACHABLE:
+        best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),) + best[7:]
     return best, total, attempts
 
 
-def _random_ranges(arm):
-    """(low, span) of ``Arm.random_angles``: angles drawn as ``low + span * uniform``."""
-    low = np.where(np.isfinite(arm.lower), arm.lower,
-                   np.where(np.isfinite(arm.upper), arm.upper - 2.0 * math.pi, -math.pi))
-    high = np.where(np.isfinite(arm.upper), arm.upper, low + 2.0 * math.pi)
-    return low, high - low
+def _nearest_turns(arm, q, q_ref) -> np.ndarray:
+    """q with each revolute joint's angle moved by whole turns (2 pi: the same pose) to the value
+    nearest q_ref's that its limits allow."""
+    turns = np.where(arm.prismatic, 0.0, np.round((q - q_ref) / (2.0 * math.pi)))
+    moved = q - 2.0 * math.pi * turns
+    return np.ascontiguousarray(np.where((moved >= arm.lower) & (moved <= arm.upper), moved, q))
+
+
+def _distance_units(arm) -> np.ndarray:
+    return cached(arm, "distance_units", lambda: np.where(arm.prismatic, float(arm.reach) or 1.0, 1.0))
+
+
+def joint_distance(q, q_ref, unit) -> float:
+    """The distance in joint space ``nearest`` minimises: ``sqrt(sum(((q - q_ref) / unit)^2))``,
+    ``unit`` 1 for a revolute joint (radians) and the arm's reach for a prismatic one (a slide of
+    the whole reach counts as a radian)."""
+    d = (q - q_ref) / unit
+    return float(math.sqrt(float(d @ d)))
 
 
 _IDENTITY = np.eye(3)
+
+
+def rotation_vector(frame, goal) -> np.ndarray:
+    """The rotation vector (3,) (axis times angle, radians, in the base frame) turning ``frame``
+    (3, 3) onto ``goal`` (3, 3)."""
+    return np.array(_rotation_vector(np.ascontiguousarray(frame), np.ascontiguousarray(goal)))
+
+
 _new_tuple = tuple.__new__
 
 
@@ -306,7 +484,8 @@ def arm_shape_rest(arm) -> np.ndarray:
 # the kernel depends on the arm (srs_solve or fabrik_arm): each path announces its own first compile
 add("fabrik", "arm", Solver(solve_fabrik_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, ()))
 add("fabrik-revolute", "arm", Solver(solve_revolute_arm, ArmFabrikOptions(), ROBOT_MAX_ITER, (fabrik_arm,)),
-    summary="FABRIK on the joints of any revolute arm (robots: offsets, limits, pose targets), with restarts")
+    summary="FABRIK on the joints of any arm (revolute and prismatic joints, limits, pose targets), finished by "
+            "damped Newton steps, with restarts")
 add("ccd", "arm", Solver(solve_ccd_arm, ArmOptions(), ARM_MAX_ITER, (ccd_arm,)))
 add("jacobian-dls", "arm", Solver(solve_dls_arm, ArmDampedOptions(), 10 * ARM_MAX_ITER, (dls_arm,)))
 

@@ -85,8 +85,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         model: a ``fabrik.Chain``; one with joint limits is solved with ``fabrik-constrained``
             (as ``fabrik.solve`` does), one target per thread.
         targets: (N, d) effector goals in the chain's units; or a pair (points (N, d), rotations)
-            for oriented targets (N quaternions (x, y, z, w), N 3x3 matrices, or a scipy
-            ``Rotation`` of N; solved with ``fabrik-constrained``).
+            for oriented targets (N 3x3 matrices, e.g. ``fabrik.quat_xyzw(q)`` of N quaternions,
+            or a scipy ``Rotation`` of N; solved with ``fabrik-constrained``).
         initial: start pose, (n, d) for every target or (N, n, d) one per target; default the rest
             pose. Never written to.
         root: where the root must be, (d,) for every target or (N, d) one per target; default each
