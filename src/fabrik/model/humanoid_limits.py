@@ -78,11 +78,6 @@ from fabrik.model.constraints import Cone, Hinge
 
 DEG = math.pi / 180.0
 
-#: The bend (degrees) of the whole spine, shared by its joints: a spine joint's cone is the
-#: larger of the table's 40 degrees and this over the number of spine joints (a rig with one
-#: spine joint, such as DeepMimic's ``chest``, gets the whole spine's range on it).
-SPINE_RANGE = 80.0
-
 #: (part, limit kind, parameters in degrees)
 LIMITS = {
     "pelvis": ("cone", 10.0),
@@ -472,7 +467,6 @@ def humanoid(skeleton, pose=None) -> tuple[dict[str, tuple], list[str]]:
     axes = body_axes(skeleton, pose)
     up, left, forward = axes.up, axes.left, axes.forward
     leaves = set(skeleton.leaves)
-    spine_joints = max(1, sum(1 for part, _side in parts.values() if part == "spine"))
     placed: dict[int, tuple] = {}
     for joint, (part, _side) in sorted(parts.items()):
         spec = LIMITS[part]
@@ -482,11 +476,7 @@ def humanoid(skeleton, pose=None) -> tuple[dict[str, tuple], list[str]]:
             if holder in leaves or holder in placed:
                 continue
             if spec[0] == "cone":
-                angle = spec[1] * DEG
-                if part == "spine":
-                    # one rig joint may stand for several vertebrae: the spine's whole range shared
-                    angle = max(angle, SPINE_RANGE * DEG / spine_joints)
-                placed[holder] = (Cone.circular(angle),)
+                placed[holder] = (Cone.circular(spec[1] * DEG),)
                 continue
             lo, hi = spec[1] * DEG, spec[2] * DEG
             child = _first_bone(skeleton, holder, lengths)
@@ -533,4 +523,4 @@ def _rest_bend(skeleton, holder: int, child: int, rest: np.ndarray, axis: np.nda
     return float(math.atan2(np.dot(np.cross(a, b), axis), np.dot(a, b)))
 
 
-__all__ = ["humanoid", "SPINE_RANGE", "classify", "body_axes", "BodyAxes", "LIMITS", "FORWARD_CUE", "SNAP_ANGLE"]
+__all__ = ["humanoid", "classify", "body_axes", "BodyAxes", "LIMITS", "FORWARD_CUE", "SNAP_ANGLE"]
