@@ -55,7 +55,8 @@ bench-batch: $(STAMP)
 MOCAP_DIR ?= ../shared/data/mocap
 bench-mocap: $(STAMP)
 	$(BIN)/fabrik reconstruct $(MOCAP_DIR)/cmu_131_01.bvh $(MOCAP_DIR)/cmu_131_02.bvh $(MOCAP_DIR)/cmu_131_03.bvh --json benchmarks/results/reconstruct_cmu_pooled.json
-	$(BIN)/fabrik reconstruct $(MOCAP_DIR)/cmu_131_01.bvh $(MOCAP_DIR)/cmu_131_02.bvh $(MOCAP_DIR)/cmu_131_03.bvh --constraints humanoid --json benchmarks/results/reconstruct_cmu_humanoid.json
+	$(BIN)/fabrik reconstruct $(MOCAP_DIR)/cmu_131_01.bvh $(MOCAP_DIR)/cmu_131_02.bvh $(MOCAP_DIR)/cmu_131_03.bvh --constraints humanoid --methods fabrik,fabrik-constrained,ccd,ccd-constrained,jacobian-transpose,jacobian-transpose-constrained,jacobian-dls,jacobian-dls-constrained,jacobian-svd-dls,jacobian-svd-dls-constrained --json benchmarks/results/reconstruct_cmu_humanoid.json
+	$(BIN)/python benchmarks/mocap_sets.py --json benchmarks/results/mocap_sets.json
 	$(BIN)/fabrik bench arm $(MOCAP_DIR)/cmu_131_01.bvh $(MOCAP_DIR)/cmu_131_02.bvh $(MOCAP_DIR)/cmu_131_03.bvh --json benchmarks/results/arm_study_cmu.json
 	$(BIN)/python benchmarks/limited_best.py --json benchmarks/results/limited_best.json
 
