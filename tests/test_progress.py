@@ -64,7 +64,7 @@ def test_the_makefile_wrapper_runs_a_command_and_keeps_its_exit_code():
 
 
 def test_warmup_compiles_each_step_and_says_so(capsys):
-    from fabrik import _warmup
+    from fabrik.cli import warmup as _warmup
 
     assert _warmup.main([]) == 0
     err = capsys.readouterr().err

@@ -1,5 +1,7 @@
-"""Ready-made skeletons from the paper's multiple-end-effector examples (section 5.2).
+"""Ready-made models from the paper's examples.
 
+* :func:`table1_chain` - the chain of the paper's Table 1 experiment: 10 joints, 9 bones of 100
+  units, straight along +Y from the origin (section 5.1).
 * :func:`y_shape` - the 'Y-shaped' multibody of Fig. 15(a): 10 joints, 2 end effectors.
 * :func:`hand` - the unconstrained hand of Fig. 15(b): 26 joints, 5 end effectors (finger tips).
 * :func:`humanoid` - the tracked humanoid of Figs. 16/17: 13 joints, 5 end effectors (head,
@@ -17,7 +19,14 @@ import math as _math
 import numpy as _np
 
 from fabrik._validation import check_positive as _check_positive
+from fabrik.model.chain import Chain
 from fabrik.model.skeleton import Skeleton
+
+
+def table1_chain(n_joints: int = 10, bone_length: float = 100.0) -> Chain:
+    """The Table 1 chain (section 5.1): ``n_joints`` joints, straight along +Y from the origin,
+    bones of ``bone_length`` (the paper: 10 joints, bones of 100 units)."""
+    return Chain.straight(n_joints, bone_length, dim=3, axis=1)
 
 
 def y_shape(bone_length: float = 1.0, branch_angle: float = _math.radians(30.0)) -> Skeleton:
@@ -216,4 +225,4 @@ def dhm_arm(upper_arm: float | None = None, forearm: float | None = None, hand: 
     return arm if side == "right" else arm.mirrored([0.0, 0.0, 1.0])
 
 
-__all__ = ["y_shape", "hand", "humanoid", "dhm_arm", "FINGERS", "DHM_JOINTS", "DHM_STATURE_CM", "WINTER_FRACTIONS"]
+__all__ = ["table1_chain", "y_shape", "hand", "humanoid", "dhm_arm", "FINGERS", "DHM_JOINTS", "DHM_STATURE_CM", "WINTER_FRACTIONS"]

@@ -48,8 +48,11 @@ class MethodRun(NamedTuple):
 
 
 def benchmark_chain(n_joints: int = N_JOINTS, bone_length: float = BONE_LENGTH) -> Chain:
-    """The Table 1 chain: ``n_joints`` joints, straight along +Y from the origin."""
-    return Chain.straight(n_joints, bone_length, dim=3, axis=1)
+    """The Table 1 chain: ``n_joints`` joints, straight along +Y from the origin
+    (``fabrik.models.table1_chain``)."""
+    from fabrik.models import table1_chain
+
+    return table1_chain(n_joints, bone_length)
 
 
 def _directions(rng: np.random.Generator, n: int) -> np.ndarray:

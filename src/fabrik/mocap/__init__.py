@@ -13,13 +13,14 @@ Quick use::
 
 ``prepare_take`` sets a take up for the solvers (bones from position channels, a moving
 reference node above the hips as the root), ``default_effectors`` / ``evaluated_joints`` say
-which joints are followed and which are estimated, ``resolve_constraints`` reads limits,
+which joints are followed and which are estimated, ``resolve_constraints`` reads limits and
+``take_limits`` places them on a take,
 ``reconstruct_take`` / ``reconstruct_positions`` solve with one method through
 ``fabrik.solve_sequence``, and ``motion_from_positions`` / ``save_take`` turn positions back into
 rotations (a constrained reconstruction: its joint frames, every limit kept in the file;
-``motion_from_frames`` does that for any constrained solve of a skeleton). Conventions: docs/conventions.md ("Indexing", BVH); usage: docs/mocap.md. The
-paper's comparison of every method on a take (``fabrik reconstruct``) is built on these, in
-``fabrik_experiments.reconstruction``.
+``motion_from_frames`` does that for any constrained solve of a skeleton). Conventions:
+docs/conventions.md ("Indexing", BVH); usage: docs/mocap.md. The paper's comparison of every
+method on a take (the ``fabrik reconstruct`` command) is built on these.
 """
 
 from fabrik.mocap.export import motion_from_positions, save_take

@@ -339,9 +339,9 @@ def render_passes(out, *, chain=None, target=None, fps: float = 2.0, max_iter: i
     if not (math.isfinite(fps) and fps > 0):
         raise ValueError(f"fps must be a positive number, got {fps!r}")
     if chain is None:
-        from fabrik_experiments.table1 import benchmark_chain
+        from fabrik.models import table1_chain
 
-        chain = benchmark_chain()
+        chain = table1_chain()
     if chain.constraints:
         raise ValueError("render_passes shows plain FABRIK: give a chain without limits")
     target = np.array([300.0, 400.0, 250.0][: chain.dim] if target is None else target, dtype=np.float64)

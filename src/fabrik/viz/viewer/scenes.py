@@ -29,9 +29,9 @@ def make(viewer, model, kind: str | None = None, **options):
         if model is None and kind == "constraints":
             model = demo_limited_chain()
         elif model is None:
-            from fabrik_experiments.table1 import benchmark_chain
+            from fabrik.models import table1_chain
 
-            model = benchmark_chain()  # the Table 1 chain
+            model = table1_chain()
         return _scene(ChainScene, kind, viewer, model, options)
     if kind == "skeleton":
         from fabrik.viz.viewer.skeleton import SkeletonScene

@@ -1,4 +1,4 @@
-"""Compile the numba kernels now, not on first use: ``python -m fabrik._warmup [--all]``
+"""Compile the numba kernels now, not on first use: ``python -m fabrik.cli.warmup [--all]``
 (``make install`` runs it without ``--all``, so that ``make demo``, ``fabrik reconstruct`` and
 ``fabrik render`` start warm).
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from fabrik._progress import stage
 
-    parser = argparse.ArgumentParser(prog="python -m fabrik._warmup", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fabrik.cli.warmup", description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="also every chain method, solve_batch and the arms")
     steps = STEPS + (MORE_STEPS if parser.parse_args(argv).all else ())
     start = time.perf_counter()
