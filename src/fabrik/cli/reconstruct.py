@@ -12,8 +12,8 @@ first one's poses (or ``--out-method``'s).
 
 Given several files (``fabrik reconstruct takes/*.bvh``), each take gets its own table and then a
 pooled one (``fabrik_experiments.reconstruction_report.pool_reports``); ``--out`` is then a
-folder that receives one file per take, named and written as its input, and a take that cannot be read or solved is skipped with
-its reason (the exit code is then 1). ``--workers N`` runs the takes on a local Dask cluster of
+folder that receives one file per take, named and written as its input, and a take that cannot
+be read or solved is skipped with its reason (the exit code is then 1). ``--workers N`` runs the takes on a local Dask cluster of
 N processes, ``--scheduler ADDRESS`` on an existing one (docs/batch.md): the same tables but
 for the timings, a progress bar over takes.
 """

@@ -15,8 +15,8 @@ from fabrik.io.formats import FILE_KINDS
 def add_parser(sub) -> None:
     p = sub.add_parser("render", help="animations (GIF, or MP4 with ffmpeg): a take, or a solve's passes",
                        description="Write an animation with matplotlib: a take (BVH, or joint positions as .npz) "
-                                   "beside its reconstruction, or one "
-                                   "FABRIK solve stage by stage. .gif always; .mp4 needs ffmpeg on the PATH.")
+                                   "beside its reconstruction, or one FABRIK solve stage by stage. .gif always; "
+                                   ".mp4 needs ffmpeg on the PATH.")
     p.add_argument("what", choices=("take", "passes"))
     p.add_argument("file", nargs="?", metavar=FILE_KINDS, help="the take, read by suffix (take only)")
     p.add_argument("--out", required=True, metavar="OUT.gif|OUT.mp4")
