@@ -384,7 +384,7 @@ def test_cli_view_arguments():
     assert kind == "chain" and model.dim == 2 and model.n_joints == 6 and options["snake"]
     model, kind, _ = build_scene_args(parse(["view", "skeleton", "--model", "hand"]))
     assert model.n_joints == 26
-    with pytest.raises(ValueError, match="needs a BVH file"):
+    with pytest.raises(ValueError, match=r"needs a take: fabrik view take FILE.bvh\|FILE.npz"):
         build_scene_args(parse(["view", "take"]))
     with pytest.raises(ValueError, match="only taken by the take scene"):
         build_scene_args(parse(["view", "chain", "x.bvh"]))
@@ -396,7 +396,7 @@ def test_cli_view_errors_exit_2(capsys):
     from fabrik.cli import main
 
     assert main(["view", "take"]) == 2
-    assert "needs a BVH file" in capsys.readouterr().err
+    assert "needs a take: fabrik view take FILE.bvh|FILE.npz" in capsys.readouterr().err
 
 
 def test_a_scene_refuses_options_it_does_not_take(viewer, tmp_path, capsys):

@@ -30,6 +30,8 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
     "SequenceSolution": "fabrik.solvers.result", "solve_sequence": "fabrik.solvers.sequence",
     "solve_batch": "fabrik.solvers.batch", "BatchSolution": "fabrik.solvers.batch",
     "BVHError": "fabrik.io.bvh", "load_bvh": "fabrik.io.bvh", "save_bvh": "fabrik.io.bvh",
+    "load_motion": "fabrik.io.formats", "save_motion": "fabrik.io.formats",
+    "UnknownFormatError": "fabrik.io.formats", "PositionsError": "fabrik.io.positions",
     "Arm": "fabrik.model.arm", "forward": "fabrik.model.arm",
     "quat_xyzw": "fabrik.model.pose", "quat_wxyz": "fabrik.model.pose",
     "URDFError": "fabrik.io.urdf", "load_urdf": "fabrik.io.urdf", "save_urdf": "fabrik.io.urdf",
@@ -40,6 +42,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
 
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
            "solve_batch", "BatchSolution",
-           "methods", "method", "load_bvh", "save_bvh", "Arm", "forward", "quat_xyzw", "quat_wxyz", "load_urdf", "save_urdf", "URDFError",
+           "methods", "method", "load_bvh", "save_bvh", "load_motion", "save_motion", "UnknownFormatError",
+           "PositionsError", "Arm", "forward", "quat_xyzw", "quat_wxyz", "load_urdf", "save_urdf", "URDFError",
            "BVHError", "Motion", "view", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
            "__version__"]

@@ -20,6 +20,12 @@ For each take and arm:
   the recorded tip pose, started from its own previous answer; tol the study's 1 mm, scaled to the
   file's units by taking the subject as 1.70 m tall, orientation_tol 1e-3 rad, 500 iterations.
 
+A take read from joint positions (an ``.npz``, ``fabrik.load_motion``) has rotations fitted to
+its positions (``fabrik.rotations_from_positions``): the roll of the hand about its bone to the
+tip and of the torso joint about its bone, which positions do not hold, are carried from frame
+to frame by the smallest turn, and its rest pose is the archive's ``offsets``, else its first
+frame; its recorded angles are measured in those frames.
+
 Reported per method, pooled over takes and arms: per-joint RMSE (degrees) of the predicted
 angles against the recorded ones (frames after the first; differences wrapped into (-180,
 180]), their mean, the mean tip position error and the mean elbow position error (mm, at the
@@ -310,7 +316,7 @@ def run_study(paths: Sequence[str | Path], *, sides=("left", "right"), joints=No
 
     study = Study()
     for path in paths:
-        skeleton, motion = fabrik.load_bvh(path)
+        skeleton, motion = fabrik.load_motion(path)
         start, stop, step = parse_frames(frames, motion.n_frames)
         motion = motion.frames(start, stop, step)
         if motion.n_frames < 2:

@@ -36,7 +36,7 @@ frames. A constrained row also reports ``max_limit_violation``: the largest amou
 which any limit is exceeded in any reconstructed frame (``limit_violations``, the same checker for
 every method).
 
-Several takes (``reconstruction_report.pool_reports``, CLI ``fabrik reconstruct A.bvh B.bvh ...``): each take is solved
+Several takes (``reconstruction_report.pool_reports``, CLI ``fabrik reconstruct A.bvh B.npz ...``): each take is solved
 and reported on its own, then each method's errors are pooled over every evaluated joint in every
 frame of every take, as fractions of each take's skeleton height (so takes in different units
 pool), with the number of takes where each method had the lowest median.
@@ -275,8 +275,10 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
                      out: str | Path | None = None, progress: bool = False, constraints=None,
                      rigid_sub_bases: bool | str = "auto", swing_limbs: bool = True,
                      method_options: Mapping[str, Mapping] | None = None, out_method: str | None = None):
-    """Load a BVH file, run ``reconstruct`` on the chosen frames, optionally write one method's
-    reconstruction as BVH (``out``, with the input's hierarchy, offsets and channel layout).
+    """Load a motion file (``fabrik.load_motion``: ``.bvh``, or ``.npz`` joint positions), run
+    ``reconstruct`` on the chosen frames, optionally write one method's reconstruction (``out``,
+    in the format its suffix names: ``.bvh`` with the input's hierarchy, offsets and channel
+    layout, or ``.npz``; the suffix is checked before any solving).
 
     The file is set up for the solvers by ``fabrik.mocap.prepare_take`` (its notes go to the
     report) and ``out`` written by ``fabrik.mocap.save_take``.
@@ -291,9 +293,10 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
 
     Returns (report, skeleton, motion of the chosen frames).
     """
-    from fabrik.io.bvh import load_bvh
+    from fabrik.io.formats import load_motion, motion_format
 
     if out is not None:
+        motion_format(out)
         chosen = list(methods) if methods is not None else default_methods(constraints is not None)
         out_method = out_method or chosen[0]
         if registry.get(out_method).limits and constraints is None:
@@ -301,7 +304,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
         if out_method not in chosen:
             methods = [*chosen, out_method]
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-    skeleton, motion = load_bvh(path)
+    skeleton, motion = load_motion(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     take = prepare_take(skeleton, motion)

@@ -5,7 +5,7 @@
   Figure 11 and 12 PNGs.
 - ``fabrik bench tracking [--methods ...] [--steps N] [--max-iter N] [--json PATH] [--plot DIR]``: a target on a
   sinusoidal path in and out of reach, each step warm-started from the last pose.
-- ``fabrik bench arm FILE.bvh [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
+- ``fabrik bench arm FILE.bvh|FILE.npz [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
   [--plot DIR]``: the DHM pilot study, a 7-joint arm tracked from the recorded tip pose.
 - ``fabrik bench batch [--targets N] [--repeats R] [--lengths 10,100,...] [--json PATH] [--plot DIR]``:
   solves per second of ``fabrik.solve_batch`` against ``fabrik.solve`` in a loop and the plain
@@ -21,6 +21,7 @@ import argparse
 from pathlib import Path
 
 from fabrik.cli._common import check_count, parse_methods, prepare_output, show_progress, write_json
+from fabrik.io.formats import FILE_KINDS
 
 
 def _benchmark_methods() -> list[str]:
@@ -56,8 +57,9 @@ def add_parser(sub) -> None:
     tracking.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     tracking.add_argument("--plot", metavar="DIR", help="write the tracking PNG into DIR")
     tracking.set_defaults(func=run_tracking_cmd)
-    arm = kinds.add_parser("arm", help="the DHM study: a 7-joint arm tracked from the recorded tip pose of BVH takes")
-    arm.add_argument("files", nargs="+", metavar="FILE.bvh", help="recorded takes")
+    arm = kinds.add_parser("arm", help="the DHM study: a 7-joint arm tracked from the recorded tip pose of takes "
+                                       "(BVH, or joint positions as .npz)")
+    arm.add_argument("files", nargs="+", metavar=FILE_KINDS, help="recorded takes, read by suffix (docs/mocap.md)")
     arm.add_argument("--side", choices=("left", "right", "both"), default="both", help="which arm (default both)")
     arm.add_argument("--joints", metavar="SHOULDER,ELBOW,WRIST,TIP",
                      help="the arm's joint names (default: found by name for CMU, Mixamo and Unreal rigs)")

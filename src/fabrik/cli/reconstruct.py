@@ -1,4 +1,5 @@
-"""``fabrik reconstruct FILE.bvh``: the paper's Table 2 experiment on a motion-capture file.
+"""``fabrik reconstruct FILE.bvh|FILE.npz``: the paper's Table 2 experiment on a motion-capture
+file (BVH, or joint positions over time as ``.npz``: ``fabrik.load_motion``).
 
 Every frame is solved from the recorded positions of the end effectors and the root; the table
 reports how far each method's inner joints land from the recorded ones (see
@@ -11,8 +12,8 @@ first one's poses (or ``--out-method``'s).
 
 Given several files (``fabrik reconstruct takes/*.bvh``), each take gets its own table and then a
 pooled one (``fabrik_experiments.reconstruction_report.pool_reports``); ``--out`` is then a
-folder that receives one BVH per take, and a take that cannot be read or solved is skipped with
-its reason (the exit code is then 1). ``--workers N`` runs the takes on a local Dask cluster of
+folder that receives one file per take, named and written as its input, and a take that cannot
+be read or solved is skipped with its reason (the exit code is then 1). ``--workers N`` runs the takes on a local Dask cluster of
 N processes, ``--scheduler ADDRESS`` on an existing one (docs/batch.md): the same tables but
 for the timings, a progress bar over takes.
 """
@@ -24,16 +25,19 @@ import sys
 from pathlib import Path
 
 from fabrik.cli._common import parse_method_options, parse_methods, prepare_output, show_progress, write_json
+from fabrik.io.formats import FILE_KINDS, SUFFIXES, motion_format
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("reconstruct", help="Table 2: reconstruct a BVH motion from its end effectors",
-                       description="Reconstruct every frame of a BVH file from the recorded positions of its "
+    p = sub.add_parser("reconstruct", help="Table 2: reconstruct a recorded motion from its end effectors",
+                       description="Reconstruct every frame of a motion file (BVH, or joint positions over time as "
+                                   ".npz: positions, parents, names, fps) from the recorded positions of its "
                                    "end effectors and root, with each IK method, and report the inner-joint "
                                    "errors (Table 2 of the paper). Several files: a table per take, then the "
                                    "errors pooled over all of them.")
-    p.add_argument("files", nargs="+", metavar="FILE.bvh",
-                   help="motion capture file(s); with several, each is reported and then all are pooled")
+    p.add_argument("files", nargs="+", metavar=FILE_KINDS,
+                   help="motion capture file(s), read by suffix (docs/mocap.md); with several, each is reported "
+                        "and then all are pooled")
     p.add_argument("--effectors", metavar="NAMES",
                    help="comma-separated joint names used as targets (default: every leaf; zero-length End "
                         "Sites stand for their parent)")
@@ -44,9 +48,10 @@ def add_parser(sub) -> None:
     p.add_argument("--frames", metavar="START:STOP[:STEP]",
                    help="frame range, Python slice style (e.g. 0:500, or ::40 for 3 Hz from 120 Hz; a range that "
                         "starts with '-' needs '=', as in --frames=-100:)")
-    p.add_argument("--out", metavar="OUT.bvh", help="write a reconstruction as BVH with the input's hierarchy "
-                                                    "(the first method's; see --out-method); with several files, "
-                                                    "a folder that gets one FILE.bvh per take")
+    p.add_argument("--out", metavar="OUT.bvh|OUT.npz",
+                   help="write a reconstruction (the first method's; see --out-method) with the input's skeleton, "
+                        "as BVH or joint positions by the suffix; with several files, a folder that gets one file "
+                        "per take, named and written as its input")
     p.add_argument("--out-method", metavar="NAME",
                    help="the method whose reconstruction --out writes (default the first of --methods); run even "
                         "when --methods leaves it out")
@@ -112,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_iter is not None and args.max_iter < 0:
         raise ValueError(f"--max-iter must be >= 0, got {args.max_iter}")
     several = len(args.files) > 1
+    if args.out is not None and not several:
+        motion_format(args.out)  # a suffix no format has is refused before any solving
     outs = _out_paths(args.files, args.out) if several else [args.out]
     _refuse_overwriting_inputs(args.files, outs)
     prepare_output(args.json, "--json")
@@ -211,13 +218,14 @@ def _say_if_unwritable(method: str, rigid_sub_bases: str) -> None:
 
 
 def _out_paths(files: list[str], out: str | None) -> list[str | None]:
-    """With several files, ``--out`` is a folder: take ``a/walk.bvh`` is written to ``OUT/walk.bvh``.
-    Refuses an ``--out`` that names a .bvh file, and two takes that would share a name."""
+    """With several files, ``--out`` is a folder: take ``a/walk.bvh`` is written to ``OUT/walk.bvh``
+    (``a/run.npz`` to ``OUT/run.npz``). Refuses an ``--out`` that names a motion file (``.bvh``,
+    ``.npz``), and two takes that would share a name."""
     if out is None:
         return [None] * len(files)
-    if out.lower().endswith(".bvh"):
+    if Path(out).suffix.lower() in (*SUFFIXES, ".npy"):
         raise ValueError(f"--out {out!r} names a file, but {len(files)} files are reconstructed: give a folder, "
-                         "which gets one FILE.bvh per take")
+                         "which gets one file per take, named as its input")
     names: dict[str, str] = {}
     for f in files:
         name = Path(f).name

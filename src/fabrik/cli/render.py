@@ -1,7 +1,7 @@
 """``fabrik render``: animations without a browser (``fabrik.viz.render``); the output rule of
 every ``--out`` (``fabrik.cli._common.prepare_output``).
 
-- ``fabrik render take FILE.bvh --out walk.gif|mp4 [--method M] [--limits] [--frames A:B:C] [--fps F]``
+- ``fabrik render take FILE.bvh|FILE.npz --out walk.gif|mp4 [--method M] [--limits] [--frames A:B:C] [--fps F]``
 - ``fabrik render passes --out passes.gif [--joints N] [--target X,Y,Z] [--iterations K]``
 """
 
@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 
+from fabrik.io.formats import FILE_KINDS
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("render", help="animations (GIF, or MP4 with ffmpeg): a take, or a solve's passes",
-                       description="Write an animation with matplotlib: a BVH take beside its reconstruction, or one "
-                                   "FABRIK solve stage by stage. .gif always; .mp4 needs ffmpeg on the PATH.")
+                       description="Write an animation with matplotlib: a take (BVH, or joint positions as .npz) "
+                                   "beside its reconstruction, or one FABRIK solve stage by stage. .gif always; "
+                                   ".mp4 needs ffmpeg on the PATH.")
     p.add_argument("what", choices=("take", "passes"))
-    p.add_argument("file", nargs="?", metavar="FILE.bvh", help="the take (take only)")
+    p.add_argument("file", nargs="?", metavar=FILE_KINDS, help="the take, read by suffix (take only)")
     p.add_argument("--out", required=True, metavar="OUT.gif|OUT.mp4")
     p.add_argument("--method", default="fabrik", help="take: the reconstruction's skeleton method (default fabrik)")
     p.add_argument("--limits", action="store_true", help="take: with the humanoid joint limits")
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--fps must be > 0, got {args.fps}")
     if args.what == "take":
         if args.file is None:
-            raise ValueError("render take needs a BVH file: fabrik render take FILE.bvh --out walk.gif")
+            raise ValueError(f"render take needs a take: fabrik render take {FILE_KINDS} --out walk.gif")
         made = render.render_take(args.file, args.out, method=args.method, limits=args.limits, frames=args.frames,
                                   fps=args.fps, progress=show_progress())
     else:

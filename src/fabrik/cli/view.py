@@ -5,7 +5,7 @@
 - ``fabrik view constraints [--constraints FILE.json]``: a chain with joint limits drawn.
 - ``fabrik view skeleton [--model humanoid|hand|y_shape]``: draggable effector targets and root.
 - ``fabrik view arm [--urdf FILE --tip LINK]``: the DHM arm or a URDF arm with an oriented gizmo.
-- ``fabrik view take FILE.bvh [--method M] [--limits] [--frames A:B:C]``: playback and reconstruction.
+- ``fabrik view take FILE.bvh|FILE.npz [--method M] [--limits] [--frames A:B:C]``: playback and reconstruction.
 
 Loopback (127.0.0.1) unless ``--host`` says otherwise, with a warning.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from fabrik.io.formats import FILE_KINDS
 from fabrik.viz.viewer.scenes import SCENES
 
 
@@ -22,7 +23,8 @@ def add_parser(sub) -> None:
                        description="Serve an interactive scene in the browser (viser): " + ", ".join(SCENES) +
                                    ". Prints the URL; Ctrl-C stops it.")
     p.add_argument("scene", choices=SCENES)
-    p.add_argument("file", nargs="?", metavar="FILE.bvh", help="the take to play (take scene only)")
+    p.add_argument("file", nargs="?", metavar=FILE_KINDS,
+                   help="the take to play (take scene only): BVH, or joint positions as .npz, read by suffix")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1, this machine only; anything else is reachable by "
                         "others and prints a warning)")
@@ -82,7 +84,7 @@ def build_scene_args(args: argparse.Namespace):
             model = fabrik.load_urdf(args.urdf, tip=args.tip)
     else:
         if args.file is None:
-            raise ValueError("the take scene needs a BVH file: fabrik view take FILE.bvh")
+            raise ValueError(f"the take scene needs a take: fabrik view take {FILE_KINDS}")
         model = args.file
         from fabrik.cli._common import show_progress
 

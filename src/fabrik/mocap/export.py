@@ -1,10 +1,11 @@
-"""Solved positions back to a BVH take: rotations for every joint, in the recording's layout.
+"""Solved positions back to a take: rotations for every joint, in the recording's layout.
 
 ``motion_from_positions(skeleton, motion, positions)`` gives the ``fabrik.Motion`` (rotations,
 quaternions ``(x, y, z, w)``) whose forward kinematics reproduce ``positions`` (F, n, 3, file
-units) where a BVH skeleton can; ``save_take(path, skeleton, motion, positions)`` writes it with
-the recording's hierarchy, offsets and channel layout and says how far the written file is from
-the positions.
+units) where a BVH skeleton can; ``save_take(path, skeleton, motion, positions)`` writes it in
+the format the path's suffix names (``fabrik.save_motion``: ``.bvh`` with the recording's
+hierarchy, offsets and channel layout, ``.npz`` joint positions) and says how far the written
+file is from the positions.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from fabrik.mocap.takes import Take, _steady_translations, prepare_take
-from fabrik.model.motion import Motion, rotations_from_positions
+from fabrik.model.motion import ChannelLayout, Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
 
 
@@ -147,17 +148,20 @@ def motion_from_positions(skeleton: Skeleton, motion: Motion, positions, *, take
     # position channels hold the bones that were solved (``prepare_take``'s fixed bones in place of
     # an exporter's rounding wobble), so the file reproduces the solved poses
     translations = {**motion.joint_translations, **_steady_translations(motion, solved, joints)}
+    layout = motion.layout or ChannelLayout.default(skeleton)  # None: a motion not read from BVH
     return Motion(rotations, root_positions, motion.frame_time, joint_translations=translations,
-                  layout=motion.layout.with_all_rotations())
+                  layout=layout.with_all_rotations())
 
 
 def save_take(path: str | Path, skeleton: Skeleton, motion: Motion, positions, *, take: Take | None = None,
               frames=None, limits=None) -> float:
-    """Write solved ``positions`` of a recorded take as BVH, with the recording's hierarchy,
-    offsets and channel layout (``motion_from_positions``; 9 decimals).
+    """Write solved ``positions`` of a recorded take (``motion_from_positions``) in the format
+    ``path``'s suffix names (``fabrik.save_motion``): ``.bvh`` with the recording's hierarchy,
+    offsets and channel layout (9 decimals), ``.npz`` as joint positions with the recording's
+    skeleton (``fabrik.io.positions``).
 
     Args:
-        path: the BVH file to write; its folder must exist.
+        path: the file to write (``.bvh`` or ``.npz``); its folder must exist.
         skeleton, motion, positions, take, frames, limits: as for ``motion_from_positions`` (a
             constrained ``Reconstruction`` brings its frames and limits, which the file keeps).
 
@@ -167,14 +171,16 @@ def save_take(path: str | Path, skeleton: Skeleton, motion: Motion, positions, *
         ``motion_from_positions`` for when they cannot, and for the limits kept with frames).
 
     Raises:
-        ValueError: as ``motion_from_positions``; OSError when the file cannot be written.
+        ValueError: as ``motion_from_positions``, or a suffix no format has
+        (``fabrik.UnknownFormatError``, checked first); OSError when the file cannot be written.
     """
-    from fabrik.io.bvh import save_bvh
+    from fabrik.io.formats import motion_format
 
+    fmt = motion_format(path)
     take = _take_for(skeleton, motion, take)
     poses = _positions(positions, take)
     written = motion_from_positions(skeleton, motion, positions, take=take, frames=frames, limits=limits)
-    save_bvh(path, skeleton, written)  # 9 decimals: reads back as ``written`` to far below 1e-5 of a body
+    fmt.save(path, skeleton, written)  # BVH's 9 decimals read back as ``written`` to far below 1e-5 of a body
     return float(np.linalg.norm(written.world_positions(skeleton) - poses, axis=2).max())
 
 

@@ -207,7 +207,8 @@ def _view_basis(root: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def render_take(path, out, *, method: str = "fabrik", limits: bool = False, frames: str | None = None,
                 fps: float | None = None, progress: bool = False) -> Animation:
-    """Animate a BVH take (left, grey) beside its reconstruction from the effectors and root
+    """Animate a take (``fabrik.load_motion``: ``.bvh``, or an ``.npz`` of joint positions; left,
+    grey) beside its reconstruction from the effectors and root
     (right, joints coloured by their error as in the viewer), both seen by one camera that
     follows the recorded root, framed to the body. ``frames`` is a ``"START:STOP[:STEP]"``
     range; the animation plays in real time at ``fps`` frames per second (default the take's
@@ -221,7 +222,7 @@ def render_take(path, out, *, method: str = "fabrik", limits: bool = False, fram
     from fabrik.viz.viewer.take import ERROR_SCALE, error_colours
 
     out = check_out(out)
-    skeleton, motion = fabrik.load_bvh(path)
+    skeleton, motion = fabrik.load_motion(path)
     start, stop, step = parse_frames(frames, motion.n_frames)
     motion = motion.frames(start, stop, step)
     rate, picks = playback(motion.n_frames, float(motion.frame_time), fps, out.suffix.lower())

@@ -21,8 +21,8 @@ def make(viewer, model, kind: str | None = None, **options):
         elif isinstance(model, Arm):
             kind = "arm"
         else:
-            raise ValueError(f"model must be a fabrik.Chain, Skeleton or Arm (or kind='take' with a BVH path), got "
-                             f"{type(model).__name__}")
+            raise ValueError(f"model must be a fabrik.Chain, Skeleton or Arm (or kind='take' with a .bvh or .npz "
+                             f"path), got {type(model).__name__}")
     if kind in ("chain", "constraints"):
         from fabrik.viz.viewer.chain import ChainScene, demo_limited_chain
 
@@ -46,7 +46,7 @@ def make(viewer, model, kind: str | None = None, **options):
     from fabrik.viz.viewer.take import TakeScene
 
     if model is None:
-        raise ValueError("the take scene needs a BVH file")
+        raise ValueError("the take scene needs a take: a .bvh file or an .npz of joint positions")
     return _scene(TakeScene, kind, viewer, model, options)
 
 

@@ -190,7 +190,7 @@ class Viewer:
 
     def add(self, model=None, kind: str | None = None, **options):
         """Show ``model`` (a ``fabrik.Chain``, ``Skeleton`` or ``Arm``; a ``kind`` of ``"take"`` takes a
-        BVH path) with the matching scene; ``options`` go to the scene (see each scene class).
+        ``.bvh`` or ``.npz`` path) with the matching scene; ``options`` go to the scene (see each scene class).
         Returns the scene."""
         from fabrik.viz.viewer import scenes
 
@@ -261,7 +261,8 @@ class Viewer:
 def view(model=None, *, kind: str | None = None, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
          block: bool = True, **options):
     """Show ``model`` in a browser viewer (docs/viewer.md): a ``fabrik.Chain``, ``Skeleton`` or
-    ``Arm``, or ``kind="take"`` with a BVH path as ``model``. Prints the URL. With ``block=True``
+    ``Arm``, or ``kind="take"`` with a take's path (``.bvh``, or ``.npz`` joint positions) as
+    ``model``. Prints the URL. With ``block=True``
     (default) serves until Ctrl-C; else returns the ``Viewer`` (``viewer.scenes[0]`` is the scene)."""
     viewer = Viewer(host, port, echo=options.pop("echo", False))
     viewer.add(model, kind, **options)

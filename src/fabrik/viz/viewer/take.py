@@ -1,6 +1,7 @@
-"""The ``take`` scene: a BVH recording played beside its reconstruction from the end effectors
-and root (``fabrik.mocap.reconstruct_take``), a method menu, limits on or off, a timeline, and
-each reconstructed joint coloured by its distance from the recorded one."""
+"""The ``take`` scene: a recording (BVH, or joint positions as ``.npz``: ``fabrik.load_motion``)
+played beside its reconstruction from the end effectors and root
+(``fabrik.mocap.reconstruct_take``), a method menu, limits on or off, a timeline, and each
+reconstructed joint coloured by its distance from the recorded one."""
 
 from __future__ import annotations
 
@@ -24,11 +25,11 @@ def error_colours(errors: np.ndarray, full: float) -> np.ndarray:
 
 
 class TakeScene:
-    """Playback of a BVH take beside its reconstruction.
+    """Playback of a take beside its reconstruction.
 
     Args:
         viewer: the ``Viewer``.
-        path: the ``.bvh`` file.
+        path: the take: a ``.bvh`` file or an ``.npz`` of joint positions (``fabrik.load_motion``).
         method: the skeleton method that reconstructs it (the menu changes it).
         limits: reconstruct with the ``"humanoid"`` joint limits (the method's variant with limits).
         frames: a frame range ``"START:STOP[:STEP]"`` (as ``fabrik reconstruct --frames``).
@@ -44,7 +45,7 @@ class TakeScene:
 
         self.viewer = viewer
         self.path = str(path)
-        skeleton, motion = fabrik.load_bvh(path)
+        skeleton, motion = fabrik.load_motion(path)
         start, stop, step = parse_frames(frames, motion.n_frames)
         self.skeleton, self.motion = skeleton, motion.frames(start, stop, step)
         self.recorded = self.motion.world_positions(skeleton)
