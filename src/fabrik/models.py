@@ -19,14 +19,14 @@ import math as _math
 import numpy as _np
 
 from fabrik._validation import check_positive as _check_positive
-from fabrik.model.chain import Chain
+from fabrik.model.chain import Chain as _Chain
 from fabrik.model.skeleton import Skeleton
 
 
-def table1_chain(n_joints: int = 10, bone_length: float = 100.0) -> Chain:
+def table1_chain(n_joints: int = 10, bone_length: float = 100.0) -> _Chain:
     """The Table 1 chain (section 5.1): ``n_joints`` joints, straight along +Y from the origin,
     bones of ``bone_length`` (the paper: 10 joints, bones of 100 units)."""
-    return Chain.straight(n_joints, bone_length, dim=3, axis=1)
+    return _Chain.straight(n_joints, bone_length, dim=3, axis=1)
 
 
 def y_shape(bone_length: float = 1.0, branch_angle: float = _math.radians(30.0)) -> Skeleton:
