@@ -89,14 +89,7 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
     """Backward stage at a rigid group's centre (already placed): turn the group towards its
     targeted members' forward-stage positions and put every member at ``centre + R o``
     (untargeted members through their carried bone vectors). ``h``: 3 x 3 scratch."""
-    m = 0
-    for idx in range(group_start[g], group_start[g + 1]):
-        k = group_members[idx]
-        if active[k]:
-            for c in range(3):
-                src[m, c] = group_offsets[idx, c]
-                dst[m, c] = p[k, c] - p[centre, c]
-            m += 1
+    m = member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst)
     if m > 0:
         refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
     r = rot[g]
@@ -108,6 +101,21 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
                 p[k, c] = p[centre, c] + v
             else:
                 carried[k, c] = v
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst):
+    """The first m rows of ``src`` and ``dst`` <- the rest offsets of group g's active members and
+    their offsets from ``p[centre]``; returns m."""
+    m = 0
+    for idx in range(group_start[g], group_start[g + 1]):
+        k = group_members[idx]
+        if active[k]:
+            for c in range(3):
+                src[m, c] = group_offsets[idx, c]
+                dst[m, c] = p[k, c] - p[centre, c]
+            m += 1
+    return m
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -329,14 +337,7 @@ def hold_group(p, F, centre, g, rot, active, group_start, group_members, group_o
     frame: fitted when ``root_free``, else held at ``F[0]``. Returns 1 when the centre's limit is
     on its boundary (clamped or within ``ACTIVE_EPS``), else 0. A centre with another kind of limit is
     not held (``fabrik_tree`` releases its group). L, T (3, 3) are scratch."""
-    m = 0
-    for idx in range(group_start[g], group_start[g + 1]):
-        k = group_members[idx]
-        if active[k]:
-            for c in range(3):
-                src[m, c] = group_offsets[idx, c]
-                dst[m, c] = p[k, c] - p[centre, c]
-            m += 1
+    m = member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst)
     r = rot[g]
     active_limit = 0
     if centre == 0 and not root_free:
