@@ -133,7 +133,9 @@ def test_table1_chain_reaches_targets_in_the_papers_range_of_iterations():
     sols = [solve(chain, t, tol=1e-3) for t in targets]
     assert all(s.status == "reached" for s in sols)
     mean_iterations = np.mean([s.iterations for s in sols])
-    assert 5 < mean_iterations < 30  # the paper reports 15.5 for its chain
+    # the paper reports 15.5 for its chain; these 300 targets, drawn as Table 1 draws its 1,000,
+    # take 12.90 (benchmarks/results/table1_fabrik.json: 13.26 over the 1,000 of seed 2011)
+    assert mean_iterations == pytest.approx(12.8967, abs=1e-4)
 
 
 def algorithm1_iterations(positions, bone_lengths, target, root, iterations):
@@ -436,8 +438,17 @@ def test_chain_properties_and_immutability():
 
 
 def test_public_api_imports():
+    import importlib
+    import inspect
+
+    assert set(fabrik.__all__) <= set(dir(fabrik))
     for name in fabrik.__all__:
-        assert getattr(fabrik, name) is not None
+        value = getattr(fabrik, name)  # raises AttributeError for a listed name that does not resolve
+        if inspect.ismodule(value):
+            assert value is importlib.import_module(f"fabrik.{name}")
+        elif inspect.isfunction(value) or inspect.isclass(value):
+            # the object its defining module holds, under the name it is exported as
+            assert getattr(importlib.import_module(value.__module__), name) is value
     assert "fabrik" in fabrik.methods()
 
 

@@ -90,13 +90,12 @@ def test_ctrl_c_stops_a_long_solve_between_slices(monkeypatch):
 
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
-    begin = time.perf_counter()
     try:
         with pytest.raises(KeyboardInterrupt):
             api._in_slices(run, solver, chain._kernel_rest, 10**30, solver.defaults)
     finally:
         timer.cancel()
-    assert time.perf_counter() - begin < 5.0
+    # stopped between slices, long before the million the cap allows
     assert 1 <= len(calls) < solver.max_iter_ceiling
 
 
