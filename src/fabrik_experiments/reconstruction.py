@@ -26,15 +26,15 @@ Each row is one method's ``fabrik.mocap.reconstruct_positions``; a file is set u
 solvers by ``fabrik.mocap.prepare_take`` and written back by ``fabrik.mocap.save_take``. The
 records, the tables and the pooling are in ``fabrik_experiments.reconstruction_report``.
 
-Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``): every requested
-method that has a constrained variant ``"<method>-constrained"`` (FABRIK:
-``fabrik.solvers.skeleton_fabrik``; CCD and the Jacobian methods, clamped:
-``fabrik.solvers.skeleton_methods_constrained``) is also run with the limits, its row right after
-the unconstrained one. Each starts from the recording's first-frame joint frames
-(``initial_frames``, from its world rotations) and then each frame from its own previous pose and
-frames. A constrained row also reports ``max_limit_violation``: the largest amount (radians) by
-which any limit is exceeded in any reconstructed frame (``limit_violations``, the same checker for
-every method).
+Joint limits (``constraints=``, CLI ``--constraints humanoid|FILE.json``, placed on a take by
+``fabrik.mocap.take_limits``) go to the methods that apply them, the ``"-constrained"`` ones
+(FABRIK: ``fabrik.solvers.skeleton_fabrik``; CCD and the Jacobian methods, clamped:
+``fabrik.solvers.skeleton_methods``); the rows are exactly the methods named (the default methods
+gain ``"fabrik-constrained"`` when limits are given). Each limited row starts from the
+recording's first-frame joint frames (``initial_frames``, from its world rotations) and then each
+frame from its own previous pose and frames, and reports ``max_limit_violation``: the largest
+amount (radians) by which any limit is exceeded in any reconstructed frame (``limit_violations``,
+the same checker for every method); each row without limits reports ``limit_break_fraction``.
 
 Several takes (``reconstruction_report.pool_reports``, CLI ``fabrik reconstruct A.bvh B.npz ...``): each take is solved
 and reported on its own, then each method's errors are pooled over every evaluated joint in every

@@ -11,11 +11,17 @@ if the target is out of reach (the chain then points at it) else ``stalled``; th
 ``max_iterations``. A chain stuck on the line to its target is folded out of that singularity
 (``fabrik.kernels.singularity``). The start pose is ``initial``'s bone directions hung from
 ``root`` with the chain's exact bone lengths. No method options; default cap 1000 sweeps.
+
+``"ccd-constrained"`` (this module too; ``method="ccd"`` routes a constrained chain or an
+oriented target there): one iteration is one sweep over all joints, effector end first; each
+joint's rotation is restricted by its limit before it is applied (``fabrik.kernels.ccd``).
+Options, conventions and Solution extras are those of ``fabrik.solvers.fabrik_constrained``.
 """
 
 from __future__ import annotations
 
-from fabrik.kernels.rotation_chain import ccd_chain
+from fabrik.kernels.rotation_chain import ccd_chain, ccd_constrained
+from fabrik.solvers.fabrik_constrained import _IDENTITY, LimitOptions, build_solution, prepare
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
@@ -28,3 +34,17 @@ def solve_ccd_chain(chain, target, rotation, initial, root, tol, max_iter, optio
 
 add("ccd", "chain", Solver(solve_ccd_chain, kernels=(ccd_chain,)), limited="ccd-constrained",
     summary="cyclic coordinate descent (Wang & Chen 1991)")
+
+
+def solve_ccd_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
+    """Constrained CCD (see ``fabrik.solvers.registry`` for the arguments); limits hold in the result."""
+    limits, frame = prepare(chain)
+    oriented = rotation is not None
+    result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
+                             rotation if oriented else _IDENTITY, oriented, chain.dim == 2, tol,
+                             options.orientation_tol, max_iter)
+    return build_solution("ccd-constrained", chain, result, frame, oriented)
+
+
+add("ccd-constrained", "chain", Solver(solve_ccd_constrained, LimitOptions(), kernels=(ccd_constrained,)), limits=True, oriented=True,
+    frames=True, summary="CCD with each turn restricted by the limits")

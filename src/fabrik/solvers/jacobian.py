@@ -36,6 +36,15 @@ and, for their numbers, docs/results.md), with lengths stored as multiples of th
 bone length: transpose ``max_error_step`` 1 bone, ``max_angle_step`` pi/8; DLS and SVD-DLS
 ``damping`` 2 bones, ``max_error_step`` 1.5 bones, ``max_angle_step`` pi/4; SDLS
 ``max_error_step`` 0.2 bone, ``gamma_max`` pi/2. Options given explicitly override them.
+
+``"<name>-constrained"`` (this module too, for every Jacobian chain method and its ``-tuned``
+variant; ``method="jacobian-dls"`` routes a chain with limits there): each iteration is the
+unconstrained method's step (same model, options and defaults), after which every joint is
+clamped into its limits, root to effector (``fabrik.kernels.jacobian``): "clamping after each
+step", the usual way to give a Jacobian method joint limits, so every pose satisfies every limit
+with exact bone lengths. Limit conventions and Solution extras are those of
+``fabrik.solvers.fabrik_constrained``; oriented targets are refused (ValueError): use ``"fabrik"``
+or ``"ccd"``.
 """
 
 from __future__ import annotations
@@ -45,9 +54,11 @@ from dataclasses import dataclass, replace
 
 from fabrik._validation import check_positive
 from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE
-from fabrik.kernels.rotation_chain import jacobian_chain
+from fabrik.kernels.rotation_chain import jacobian_chain, jacobian_constrained
+from fabrik.solvers.fabrik_constrained import build_solution, prepare
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
+
 
 PAPER_DAMPING = 1.1
 #: Buss & Kim's target clamp for unit bones, as a fraction of the mean bone length.
@@ -177,5 +188,26 @@ for _base, _mode in MODES.items():
     add(_base + "-tuned", "chain", Solver(_make(_base + "-tuned", _mode), TUNED[_base], JACOBIAN_MAX_ITER, (jacobian_chain,)),
         limited=_base + "-tuned-constrained", tuned_from=_base, summary="the same, defaults tuned on the Table 1 chain")
 
-__all__ = ["TransposeOptions", "DampedOptions", "SDLSOptions", "PerBone", "PAPER", "TUNED", "MODES", "settings",
-           "mean_bone_length", "PAPER_DAMPING", "ERROR_CLAMP_FRACTION"]
+
+def _make_limited(name: str, mode: int):
+    def solve_jacobian_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
+        damping, step, angle, alpha = settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
+                                               else 0.0)
+        limits, frame = prepare(chain)
+        result = jacobian_constrained(initial, chain._kernel_lengths, target, root, limits, frame, chain.dim == 2,
+                                      tol, max_iter, mode, damping, step, angle, alpha)
+        return build_solution(name, chain, result, frame, False)
+
+    solve_jacobian_constrained.__name__ = "solve_" + name.replace("-", "_")
+    solve_jacobian_constrained.__qualname__ = solve_jacobian_constrained.__name__
+    solve_jacobian_constrained.__doc__ = f"The {name!r} chain method: the step, then the clamp (module docstring)."
+    return solve_jacobian_constrained
+
+
+for _base, _mode in MODES.items():
+    for _name, _defaults in ((_base, PAPER[_base]), (_base + "-tuned", TUNED[_base])):
+        add(_name + "-constrained", "chain", Solver(_make_limited(_name + "-constrained", _mode), _defaults, JACOBIAN_MAX_ITER,
+                                                             (jacobian_constrained,)),
+            limits=True, frames=True, summary="the Jacobian step, then every joint clamped into its limits")
+
+__all__ = ["TransposeOptions", "DampedOptions", "SDLSOptions", "PerBone", "PAPER", "TUNED", "MODES", "settings", "mean_bone_length", "PAPER_DAMPING", "ERROR_CLAMP_FRACTION"]
