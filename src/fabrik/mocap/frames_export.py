@@ -37,8 +37,6 @@ A limit on the root is measured by the solver against the root orientation it he
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fabrik.model.constraints import Cone, Hinge, Twist

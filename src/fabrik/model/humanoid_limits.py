@@ -465,7 +465,7 @@ def humanoid(skeleton, pose=None) -> tuple[dict[str, tuple], list[str]]:
     rest = skeleton.rest_positions()
     parts = classify(skeleton)
     axes = body_axes(skeleton, pose)
-    up, left, forward = axes.up, axes.left, axes.forward
+    forward = axes.forward
     leaves = set(skeleton.leaves)
     placed: dict[int, tuple] = {}
     for joint, (part, _side) in sorted(parts.items()):

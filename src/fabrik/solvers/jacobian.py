@@ -50,7 +50,7 @@ or ``"ccd"``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from fabrik._validation import check_positive
 from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE
