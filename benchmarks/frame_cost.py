@@ -31,7 +31,8 @@ import fabrik
 from fabrik.kernels.fabrik_tree import fabrik_tree
 from fabrik.mocap import DEFAULT_REL_TOL, default_effectors
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
-from fabrik.solvers.skeleton_fabrik import array_inputs, solve_skeleton_arrays, solve_skeleton_sequence
+from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays, solve_skeleton_sequence
+from fabrik.solvers.skeleton_inputs import array_inputs
 
 
 def main(path: str, n_frames: int = 300) -> dict:

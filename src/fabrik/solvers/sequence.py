@@ -22,7 +22,7 @@ from fabrik.solvers import registry
 from fabrik.solvers.api import DEFAULT_TOL, solve
 from fabrik.solvers.result import STATUSES, SequenceSolution
 from fabrik.model.rig import rig, rigid_mode
-from fabrik.solvers.skeleton_fabrik import target_arrays
+from fabrik.solvers.skeleton_inputs import target_arrays
 
 
 def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = "fabrik", tol=DEFAULT_TOL,

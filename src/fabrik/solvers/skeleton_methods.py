@@ -48,8 +48,8 @@ from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
 from fabrik.solvers.jacobian import PAPER, DampedOptions, TransposeOptions, mean_bone_length, settings
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
-from fabrik.solvers.skeleton_fabrik import (FrameOptions, _writable, array_inputs, constrained_skeleton_solution,
-                                            prepare, raise_kernel_error)
+from fabrik.solvers.skeleton_fabrik import FrameOptions, constrained_skeleton_solution
+from fabrik.solvers.skeleton_inputs import _writable, array_inputs, prepare, raise_kernel_error
 
 
 CODES = {"jacobian-transpose": TRANSPOSE, "jacobian-dls": DLS, "jacobian-svd-dls": SVD_DLS}
