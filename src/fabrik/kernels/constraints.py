@@ -1,4 +1,14 @@
-"""Joint-limit projections (section 4.3, Algorithm 3), compiled.
+"""Joint-limit projections (section 4.3, Algorithm 3), compiled: the one place the kernels switch
+on a limit's type (``limit_direction``, ``limit_twist``).
+
+The packed rows are ``fabrik.kernels.limit_layout``'s; each rotational type's id and parameter
+columns are defined here, beside its projection, and written by the type's ``pack`` in
+``fabrik.limits``:
+
+* ``TYPE_CONE`` (``fabrik.limits.Cone``): ``COL_CONE``, 4 columns, the signed squared
+  cotangents s_right, s_left, s_up, s_down;
+* ``TYPE_HINGE`` (``fabrik.limits.Hinge``): ``COL_AXIS``, 3 columns, the axis in the reference
+  frame; ``COL_HINGE``, 2 columns, min and max (radians).
 
 Directions are unit 3-vectors. A cone limit works in the parent frame's coordinates (x right,
 y along the parent bone, z up) and follows the paper: the direction is mapped onto the plane at
@@ -10,16 +20,21 @@ with a zero coefficient a straight line, and a quadrant with both angles at exac
 (both coefficients 0) is bounded by the rim y = 0 itself. When the direction is outside the
 allowed region its true nearest point on the boundary conics is found in each plane (Newton's method on the curve
 parameter, safeguarded by bisection and seeded by sampling), and of the best point of each plane
-the one closest in angle to the direction is used. The packed limit rows are described in
-``fabrik.model.constraints`` (``COL_*``).
+the one closest in angle to the direction is used.
 """
+
+import math
 
 import numpy as np
 from numba import njit
 
-# the packed row layout is owned by fabrik.model.limit_layout
-from fabrik.model.limit_layout import COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, \
-    TYPE_CONE, TYPE_HINGE  # noqa: F401  (the layout, re-read by the kernels that import it from here)
+from fabrik.kernels.limit_layout import COL_PARAMS, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, TYPE_NONE  # noqa: F401
+
+TYPE_CONE = 1
+COL_CONE = COL_PARAMS  # 4 columns: s_right, s_left, s_up, s_down
+TYPE_HINGE = 2
+COL_AXIS = COL_PARAMS  # 3 columns: the hinge axis in the reference frame
+COL_HINGE = COL_PARAMS + 3  # 2 columns: hinge min, max (radians)
 
 #: a limit counts as active when the direction lies within this (radians, roughly) of its boundary
 ACTIVE_EPS = 1e-9
@@ -365,3 +380,45 @@ def hinge_alignment_twist(F, ax, az, w0, w1, w2, bend_lo, bend_hi):
         if gap < best_gap - 1e-12 or (abs(gap - best_gap) <= 1e-12 and abs(tau) < abs(best_tau)):
             best_gap, best_tau = gap, tau
     return best_tau, True
+
+
+@njit(cache=True, error_model="numpy")
+def project_local(row, v, psi, out_v, out_psi):
+    """The limits of one packed ``row`` applied as the solvers apply them, to many local poses:
+    unit directions v (m, 3) in the reference frame projected by ``limit_direction`` (into
+    ``out_v``) and twists psi (m,) clamped by ``limit_twist`` (into ``out_psi``)."""
+    G = np.eye(3)
+    d = np.empty(3)
+    for k in range(v.shape[0]):
+        d[0] = v[k, 0]
+        d[1] = v[k, 1]
+        d[2] = v[k, 2]
+        limit_direction(row, G, d, False)
+        out_v[k, 0] = d[0]
+        out_v[k, 1] = d[1]
+        out_v[k, 2] = d[2]
+        out_psi[k], _ = limit_twist(row, psi[k])
+
+
+def closed_forms(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(circ (n, 2), hcs (n, 7)) for packed ``rows``, the rows the tree kernel answers in closed
+    form (``fabrik.kernels.tree_limits``): ``circ[j]`` the (cos, sin) of the half-angle where row j
+    is a circular cone without a twist limit, (2, 0) elsewhere; ``hcs[j]`` (1, cos lo, sin lo,
+    cos hi, sin hi, lo, hi) where row j is a hinge with its twist held at 0, zeros elsewhere."""
+    n = rows.shape[0]
+    circ = np.zeros((n, 2))
+    circ[:, 0] = 2.0
+    hcs = np.zeros((n, 7))
+    for j in range(n):
+        row = rows[j]
+        if row[COL_TYPE] == TYPE_CONE and row[COL_TWIST_FLAG] == 0.0:
+            s_vals = row[COL_CONE:COL_CONE + 4]
+            if np.all(s_vals == s_vals[0]):
+                cot = math.copysign(math.sqrt(abs(s_vals[0])), s_vals[0])
+                alpha = math.atan2(1.0, cot)
+                circ[j] = (math.cos(alpha), math.sin(alpha))
+        if (row[COL_TYPE] == TYPE_HINGE and row[COL_TWIST_FLAG] != 0.0 and row[COL_TWIST] == 0.0
+                and row[COL_TWIST + 1] == 0.0):
+            lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
+            hcs[j] = (1.0, math.cos(lo), math.sin(lo), math.cos(hi), math.sin(hi), lo, hi)
+    return circ, hcs
