@@ -68,7 +68,7 @@ def test_normalise_chain_constraints():
                      ({-1: Cone.circular(1)}, "out of range"), ({0: [Cone.circular(1), Hinge((1, 0, 0), 0, 1)]},
                                                               "at most one rotational"),
                      ({0: [Twist(0, 1), Twist(0, 1)]}, "at most one Twist"), ({0: "cone"}, "constraints\\[0\\]"),
-                     ({"hip": Cone.circular(1)}, "by index"), ({0: 3}, "Cone, Hinge or Twist")]:
+                     ({"hip": Cone.circular(1)}, "by index"), ({0: 3}, "Cone, Hinge, Twist or Polygon")]:
         with pytest.raises(ValueError, match=msg):
             chain.with_constraints(bad)
     flat = fabrik.Chain.straight(3, dim=2)

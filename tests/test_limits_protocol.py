@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import fabrik
-from fabrik.constraints import Cone, Hinge, Twist, limit_violations
+from fabrik.constraints import Cone, Hinge, Polygon, Twist, limit_violations
 from fabrik.io.limits_file import constraints_from_json
 from fabrik.kernels.constraints import limit_direction
 from fabrik.kernels.limit_layout import pack_limits
@@ -24,16 +24,16 @@ from fabrik.model.pose_frames import _vec_twist
 
 
 def _examples():
-    """One limit of each registered type, and the joints they make."""
-    return {"cone": Cone(0.5, 0.3, 0.9, 0.4), "hinge": Hinge((1, 0, 1), -0.4, 2.0), "twist": Twist(-0.6, 0.2)}
+    """One limit of each registered type."""
+    return {"cone": Cone(0.5, 0.3, 0.9, 0.4), "hinge": Hinge((1, 0, 1), -0.4, 2.0), "twist": Twist(-0.6, 0.2),
+            "polygon": Polygon([(1, 1, 0), (0.2, 1, 0.3), (0, 1, 1), (-1, 2, 0), (0.1, 1, -1.5)])}
 
 
 def test_every_registered_type_is_a_limit_with_its_example():
     examples = _examples()
     for name, cls in LIMIT_TYPES.items():
         assert issubclass(cls, Limit) and cls.type_name == name
-        if name in examples:
-            assert type(examples[name]) is cls
+        assert type(examples[name]) is cls
 
 
 def test_a_second_type_of_the_same_name_is_refused():
@@ -79,7 +79,8 @@ def test_the_seam_is_read_the_same_by_every_checker():
 
 limit_sets = st.sampled_from([
     (Cone(0.5, 0.3, 0.9, 0.4),), (Cone.circular(0.7), Twist(-0.5, 0.3)), (Hinge((1, 0, 0), -0.2, 2.2),),
-    (Cone.circular(1.9),), (Hinge((1, 0, 0), math.pi - 0.3, math.pi),),
+    (Cone.circular(1.9),), (Hinge((1, 0, 0), math.pi - 0.3, math.pi),), (Polygon.regular(0.6, 5),),
+    (Polygon([(1, 1, 0), (0.2, 1, 0.3), (0, 1, 1), (-1, 2, 0), (0.1, 1, -1.5)]), Twist(-0.2, 0.9)),
     (Hinge((0, 0, 1), -1.0, 0.5), Twist(-0.3, 0.3)), (Twist(-1.0, 1.0),), (Cone(2.0, 1.2, 1.7, 0.4),),
 ])
 

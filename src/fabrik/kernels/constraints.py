@@ -8,7 +8,9 @@ columns are defined here, beside its projection, and written by the type's ``pac
 * ``TYPE_CONE`` (``fabrik.limits.Cone``): ``COL_CONE``, 4 columns, the signed squared
   cotangents s_right, s_left, s_up, s_down;
 * ``TYPE_HINGE`` (``fabrik.limits.Hinge``): ``COL_AXIS``, 3 columns, the axis in the reference
-  frame; ``COL_HINGE``, 2 columns, min and max (radians).
+  frame; ``COL_HINGE``, 2 columns, min and max (radians);
+* ``TYPE_POLYGON`` (``fabrik.limits.Polygon``): ``COL_POLYGON``, the vertex count k, then k unit
+  vertices (3 columns each) in order of increasing azimuth about +Y (``nearest_in_polygon``).
 
 Directions are unit 3-vectors. A cone limit works in the parent frame's coordinates (x right,
 y along the parent bone, z up) and follows the paper: the direction is mapped onto the plane at
@@ -35,6 +37,8 @@ COL_CONE = COL_PARAMS  # 4 columns: s_right, s_left, s_up, s_down
 TYPE_HINGE = 2
 COL_AXIS = COL_PARAMS  # 3 columns: the hinge axis in the reference frame
 COL_HINGE = COL_PARAMS + 3  # 2 columns: hinge min, max (radians)
+TYPE_POLYGON = 3
+COL_POLYGON = COL_PARAMS  # the vertex count k, then k vertices (x, y, z)
 
 #: a limit counts as active when the direction lies within this (radians, roughly) of its boundary
 ACTIVE_EPS = 1e-9
@@ -251,6 +255,67 @@ def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
 
 
 @njit(cache=True, error_model="numpy")
+def nearest_in_polygon(row, x, y, z):
+    """The allowed direction nearest (by angle) to unit (x, y, z) for the spherical polygon of
+    ``row`` (``COL_POLYGON``: k vertices going round +Y by increasing azimuth atan2(z, x), each
+    edge the great-circle arc between neighbours). Returns (x, y, z, moved, active).
+
+    Inside: the direction lies in some edge's lune (its azimuth between the edge's ends') on +Y's
+    side of the edge's great circle (normal n = b x a). Outside, the nearest point is on the
+    boundary: per edge, the foot of the perpendicular on its great circle where it falls on the
+    arc, else the nearer end; the nearest of those. ``active`` when moved, or inside within
+    ``ACTIVE_EPS`` of the boundary."""
+    k = int(row[COL_POLYGON])
+    inside = False
+    best = np.inf
+    bx = by = bz = 0.0
+    for j in range(k):
+        c = COL_POLYGON + 1 + 3 * j
+        e = COL_POLYGON + 1 + 3 * ((j + 1) % k)
+        a0, a1, a2 = row[c], row[c + 1], row[c + 2]
+        b0, b1, b2 = row[e], row[e + 1], row[e + 2]
+        n0 = b1 * a2 - b2 * a1
+        n1 = b2 * a0 - b0 * a2
+        n2 = b0 * a1 - b1 * a0
+        nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        n0 /= nn
+        n1 /= nn
+        n2 /= nn
+        s = x * n0 + y * n1 + z * n2
+        if s >= 0.0 and a0 * z - a2 * x >= 0.0 and x * b2 - z * b0 >= 0.0:
+            inside = True
+        # the foot on the great circle, and whether it lies on the arc (turned from a towards it
+        # and from it towards b about the arc's axis -n)
+        t0 = x - s * n0
+        t1 = y - s * n1
+        t2 = z - s * n2
+        tn = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+        on_arc = False
+        if tn > 0.0:
+            t0 /= tn
+            t1 /= tn
+            t2 /= tn
+            on_arc = ((a1 * t2 - a2 * t1) * n0 + (a2 * t0 - a0 * t2) * n1 + (a0 * t1 - a1 * t0) * n2 <= 0.0
+                      and (t1 * b2 - t2 * b1) * n0 + (t2 * b0 - t0 * b2) * n1 + (t0 * b1 - t1 * b0) * n2 <= 0.0)
+        if on_arc:
+            angle = np.arctan2(abs(s), tn)
+            if angle < best:
+                best, bx, by, bz = angle, t0, t1, t2
+        else:
+            for q in range(2):
+                q0, q1, q2 = (a0, a1, a2) if q == 0 else (b0, b1, b2)
+                c0 = y * q2 - z * q1
+                c1 = z * q0 - x * q2
+                c2 = x * q1 - y * q0
+                angle = np.arctan2(np.sqrt(c0 * c0 + c1 * c1 + c2 * c2), x * q0 + y * q1 + z * q2)
+                if angle < best:
+                    best, bx, by, bz = angle, q0, q1, q2
+    if inside:
+        return x, y, z, False, best <= ACTIVE_EPS
+    return bx, by, bz, True, True
+
+
+@njit(cache=True, error_model="numpy")
 def wrap_angle(a):
     """a wrapped into (-pi, pi]."""
     a = np.fmod(a + np.pi, 2.0 * np.pi)
@@ -339,6 +404,21 @@ def limit_direction(row, G, d, reverse):
         d[2] = c * p2 + s * w2
         renormalise(d)
         return active
+    if kind == TYPE_POLYGON:
+        x = G[0, 0] * d[0] + G[1, 0] * d[1] + G[2, 0] * d[2]
+        y = G[0, 1] * d[0] + G[1, 1] * d[1] + G[2, 1] * d[2]
+        z = G[0, 2] * d[0] + G[1, 2] * d[1] + G[2, 2] * d[2]
+        if reverse:
+            x, z = -x, -z
+        x, y, z, moved, active = nearest_in_polygon(row, x, y, z)
+        if not moved:
+            return 1 if active else 0
+        if reverse:
+            x, z = -x, -z
+        for k in range(3):
+            d[k] = G[k, 0] * x + G[k, 1] * y + G[k, 2] * z
+        renormalise(d)
+        return 1
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Joint limits, one type per module: ``Cone``, ``Hinge``, ``Twist``.
+"""Joint limits, one type per module: ``Cone``, ``Hinge``, ``Twist``, ``Polygon``.
 
 Every type follows the protocol of ``fabrik.limits.base.Limit``: its parameters, its packing for
 the kernels, a vectorised violation measure, its JSON form and what the viewer draws. The
@@ -12,6 +12,7 @@ from fabrik.limits.base import LIMIT_TYPES, Drawing, Limit, joint_limits, joint_
 from fabrik.limits.cone import MIN_CONE_ANGLE, Cone
 from fabrik.limits.hinge import Hinge
 from fabrik.limits.twist import Twist
+from fabrik.limits.polygon import Polygon
 
 #: the limit types' names, exported by ``fabrik.constraints`` too
 TYPE_NAMES = [cls.__name__ for cls in LIMIT_TYPES.values()]
