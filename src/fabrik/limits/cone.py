@@ -99,7 +99,11 @@ class Cone(Limit):
     def direction_violation(self, v) -> np.ndarray:
         """How far (radians, >= 0) unit directions ``v`` (..., 3) lie outside the cone: at each
         direction's azimuth about +Y, its polar angle less the boundary's polar angle there (from
-        the cone's quadric; exact on the boundary, a lower bound of the angle to the cone off it).
+        the cone's quadric), the angle along the meridian to the boundary. That is exact for a
+        circular cone and on the boundary, and otherwise an upper bound of the angle to the cone
+        (its nearest point may lie at another azimuth): a loose one where the boundary runs
+        nearly along a meridian, at the seam of neighbouring quadrants of very unequal angles
+        (0.01 beside pi - 0.01 rad: a direction 1.2e-10 rad from one inside measured 2.2e-6).
         Straight behind the joint (v = -Y) the excess is pi less the widest angle. (The twist is
         free.)"""
         v = np.asarray(v, dtype=np.float64)
