@@ -2,7 +2,7 @@
 
 ``fabrik.solve`` routes here when the chain has constraints (``Chain.with_constraints``) or the
 target carries a rotation (``target=(xyz, rotation)``). Conventions: docs/constraints.md and
-``fabrik.model.constraints``.
+``fabrik.limits``.
 
 Oriented targets: the rotation (scipy ``Rotation``, (4,) quaternion x, y, z, w, or (3, 3) matrix)
 is the wanted world frame of the last bone: its +Y axis is the last bone's direction (from the
