@@ -30,6 +30,7 @@ touches pi also holds -pi (``twist_excess``).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -41,10 +42,10 @@ LIMIT_TYPES: dict[str, type["Limit"]] = {}
 _TWO_PI = 2.0 * math.pi
 
 
-class Limit:
+class Limit(ABC):
     """The base of every limit type (module docstring). Subclasses are frozen dataclasses whose
     fields are the parameters; they set the class attributes below without annotations (so that
-    these are not dataclass fields)."""
+    these are not dataclass fields) and write the abstract methods."""
 
     #: the JSON ``"type"`` (a subclass defining it is registered in ``LIMIT_TYPES``)
     type_name: ClassVar[str]
@@ -67,15 +68,15 @@ class Limit:
 
     # --- for the kernels ------------------------------------------------------------------------
     @property
+    @abstractmethod
     def columns(self) -> int:
-        """How many parameter columns this limit writes after ``COL_PARAMS`` of its packed row."""
-        raise NotImplementedError(type(self).__name__)
+        """How many parameter columns this limit writes after ``COL_PARAMS`` of its packed row
+        (on a 2D chain too)."""
 
+    @abstractmethod
     def pack(self, row: np.ndarray, planar: bool = False) -> None:
-        """Write this limit into a joint's packed row (``fabrik.kernels.limit_layout``). On a 2D
-        chain (``planar``) a rotational limit is packed as the in-plane hinge of ``planar_range``
-        unless the type says otherwise."""
-        raise NotImplementedError(type(self).__name__)
+        """Write this limit into a joint's packed row (``fabrik.kernels.limit_layout``); ``planar``:
+        a 2D chain's row (a cone becomes the in-plane hinge of its ``planar_range``)."""
 
     # --- measuring --------------------------------------------------------------------------------
     @property
@@ -84,10 +85,10 @@ class Limit:
         free."""
         return None
 
+    @abstractmethod
     def direction_violation(self, v) -> np.ndarray:
         """How far (radians, >= 0; 0 inside) unit directions ``v`` (..., 3), in the reference frame,
         lie outside this limit. Returns (...) float64."""
-        raise NotImplementedError(type(self).__name__)
 
     def violation(self, v, twist=None) -> np.ndarray:
         """How far (radians, >= 0; 0 inside) this limit is exceeded by unit directions ``v``
@@ -157,9 +158,9 @@ class Limit:
         raise JsonFieldError(name, f"{cls.__name__} has no field {name!r}")
 
     # --- the viewer -------------------------------------------------------------------------------
+    @abstractmethod
     def drawing(self) -> "Drawing":
         """What the viewer draws for this limit (``Drawing``)."""
-        raise NotImplementedError(type(self).__name__)
 
 
 @dataclass(frozen=True)
