@@ -10,8 +10,9 @@ limits; trees: every skeleton method with limits). Prints the counts and the fir
 exit code 1 when any case fails.
 
 ``--surface inputs`` fuzzes the limits' own API instead (issue 40): limit files written and read
-back, whole or spoiled; ``Cone``, ``Hinge`` and ``Twist`` built from random and junk arguments;
-``limit_violations`` on random and spoiled poses (``fabrik_experiments.fuzz_limit_inputs``). A
+back, whole or spoiled; ``Cone``, ``Hinge``, ``Twist`` and ``Polygon`` built from random and junk
+arguments; ``limit_violations`` on random and spoiled poses
+(``fabrik_experiments.fuzz_limit_inputs``). A
 failure there is an exception other than a ``ValueError`` (a ``LimitsFileError`` for files), a
 file that does not load back as saved, a limit outside its ranges, or violations that are not
 finite, >= 0 and of the right shape.

@@ -524,7 +524,7 @@ def test_chains_started_folded_onto_the_root_reach_reachable_targets():
     (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0], up="up"), "up must be"),
     (lambda: Chain([[0, 0], [0, 1]], [1.0], up=[0, 0, 1]), "up must be"),
     (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0], constraints={5: "x"}), "out of range"),
-    (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0], constraints={0: "x"}), "Cone, Hinge or Twist"),
+    (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0], constraints={0: "x"}), "Cone, Hinge, Twist or Polygon"),
     (lambda: Chain([[0, 0, 0], [0, 1, 0]], [1.0], constraints=[1]), "mapping"),
     (lambda: Chain.straight(3, bone_length="1"), "bone_length"),
     (lambda: Chain.straight("3"), "n_joints"),

@@ -13,8 +13,9 @@ import fabrik
 from fabrik.constraints import Cone, Hinge, Twist, humanoid, load_constraints, save_constraints
 from fabrik.kernels.constraints import arc_nearest, clamp_angle, cone_slack, limit_direction, nearest_in_cone
 from fabrik.kernels.frames import transport, twist_about_y, twist_between
-from fabrik.model.constraints import cone_violation, normalise_chain_constraints, swing_twist
-from fabrik.model.limit_layout import LIMIT_COLUMNS, pack_limits
+from fabrik.kernels.constraints import COL_AXIS, COL_CONE, COL_HINGE, TYPE_CONE, TYPE_HINGE
+from fabrik.kernels.limit_layout import COL_PARAMS, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, pack_limits
+from fabrik.model.constraints import normalise_chain_constraints, swing_twist
 
 DEG = math.pi / 180
 angles = st.floats(5 * DEG, 175 * DEG)
@@ -67,7 +68,7 @@ def test_normalise_chain_constraints():
                      ({-1: Cone.circular(1)}, "out of range"), ({0: [Cone.circular(1), Hinge((1, 0, 0), 0, 1)]},
                                                               "at most one rotational"),
                      ({0: [Twist(0, 1), Twist(0, 1)]}, "at most one Twist"), ({0: "cone"}, "constraints\\[0\\]"),
-                     ({"hip": Cone.circular(1)}, "by index"), ({0: 3}, "Cone, Hinge or Twist")]:
+                     ({"hip": Cone.circular(1)}, "by index"), ({0: 3}, "Cone, Hinge, Twist or Polygon")]:
         with pytest.raises(ValueError, match=msg):
             chain.with_constraints(bad)
     flat = fabrik.Chain.straight(3, dim=2)
@@ -220,12 +221,12 @@ def test_right_angle_cone_direction_behind_goes_onto_the_rim_plane():
     d = unit([-0.6, -0.2, 0.77])
     x, y, z, moved = nearest_in_cone(*d, *cone.signed_cot2())
     assert moved and (x, y, z) == pytest.approx(tuple(unit([-0.6, 0.0, 0.77])), abs=1e-15)
-    assert cone_violation(cone, np.array([x, y, z])) < 1e-12
+    assert cone.violation(np.array([x, y, z])) < 1e-12
     # from the opposite quadrant (x > 0, z < 0, behind): inside afterwards, no nearer than the
     # brute force's answer
     d = unit([0.5, -0.4, -0.3])
     got = np.array(nearest_in_cone(*d, *cone.signed_cot2())[:3])
-    assert cone_violation(cone, got) < 1e-9
+    assert cone.violation(got) < 1e-9
     want = brute_force_nearest(cone, d)
     assert np.linalg.norm(got - want) < 1e-6 or got @ d >= want @ d - 1e-9
 
@@ -233,13 +234,13 @@ def test_right_angle_cone_direction_behind_goes_onto_the_rim_plane():
 def check_nearest_against_brute_force(up, down, left, right, d):
     cone = Cone(up, down, left, right)
     s = cone.signed_cot2()
-    assume(cone_violation(cone, d) > 1e-6)
+    assume(cone.violation(d) > 1e-6)
     assume(abs(d[1]) > 1e-3)  # on the rim the plane coordinates blow up and the brute force loses precision
     x, y, z, moved = nearest_in_cone(d[0], d[1], d[2], *s)
     got = np.array([x, y, z])
     assert moved and np.isfinite(got).all()
     assert abs(np.linalg.norm(got) - 1) < 1e-12
-    assert cone_violation(cone, got) < 1e-9
+    assert cone.violation(got) < 1e-9
     want = brute_force_nearest(cone, d)
     if want is None:
         # no boundary point off the rim (every quadrant at exactly 90 degrees): the rim y = 0 is
@@ -274,7 +275,7 @@ def test_cone_projection_lands_inside_and_is_idempotent(up, down, left, right, d
     s = cone.signed_cot2()
     x, y, z, moved = nearest_in_cone(d[0], d[1], d[2], *s)
     assert cone_slack(x, y, z, *s) >= -1e-12
-    if cone_violation(cone, d) < -1e-9:
+    if cone_slack(*d, *s) > 1e-9:  # strictly inside
         assert not moved and (x, y, z) == tuple(d)
     x2, y2, z2, _ = nearest_in_cone(x, y, z, *s)
     # exact up to rounding; on the rim (|y| ~ 1e-9, the plane mapping's lift) a boundary point may
@@ -382,10 +383,17 @@ def test_frame_transport_and_twist(q, d, psi):
 
 def test_pack_limits_layout():
     table = pack_limits({0: (Hinge((1, 0, 0), 0, 2),), 1: (Cone(1, 1, 1, 2), Twist(-1, 1))}, 3)
-    assert table.shape == (3, LIMIT_COLUMNS)
-    assert table[0, 0] == 2 and table[0, 10] == 1 and table[0, 11] == table[0, 12] == 0  # hinge: twist held at 0
-    assert table[1, 0] == 1 and table[1, 10] == 1 and list(table[1, 11:13]) == [-1, 1]
+    assert table.shape == (3, COL_PARAMS + 5)  # as wide as the widest limit (a hinge: axis and range)
+    row = table[0]
+    assert row[COL_TYPE] == TYPE_HINGE and list(row[COL_AXIS:COL_AXIS + 3]) == [1, 0, 0]
+    assert list(row[COL_HINGE:COL_HINGE + 2]) == [0, 2]
+    assert row[COL_TWIST_FLAG] == 1 and row[COL_TWIST] == row[COL_TWIST + 1] == 0  # hinge: twist held at 0
+    row = table[1]
+    assert row[COL_TYPE] == TYPE_CONE and list(row[COL_CONE:COL_CONE + 4]) == list(Cone(1, 1, 1, 2).signed_cot2())
+    assert row[COL_TWIST_FLAG] == 1 and list(row[COL_TWIST:COL_TWIST + 2]) == [-1, 1]
     assert table[2].sum() == 0
+    assert pack_limits({1: (Twist(-1, 1),)}, 2).shape == (2, COL_PARAMS)
+    assert pack_limits({}, 2).shape == (2, COL_PARAMS)
 
 
 def test_huge_hinge_axis_is_normalised_without_overflow():

@@ -15,7 +15,6 @@ from fabrik.io.bvh import load_bvh
 from fabrik.mocap import reconstruct_take, save_take
 from fabrik.mocap.export import motion_from_positions
 from fabrik.mocap.frames_export import child_violation, project_child
-from fabrik.model.constraints import cone_violation
 from fabrik.model.rig import rig
 from fabrik_experiments.sample_motion import sample_walk
 
@@ -65,7 +64,7 @@ def file_limit_report(body, local, file_names):
             twist = (twist + math.pi) % (2 * math.pi) - math.pi
             for item in items:
                 if isinstance(item, Cone):
-                    worst = max(worst, max(cone_violation(item, d) for d in v))
+                    worst = max(worst, float(item.violation(v).max()))
                 elif isinstance(item, Hinge):
                     a = np.asarray(item.axis)
                     off = np.arcsin(np.clip(np.abs(v @ a), 0, 1)).max()

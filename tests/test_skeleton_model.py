@@ -52,7 +52,7 @@ def test_unknown_joint_lists_the_joints():
     (lambda: Skeleton.from_parents(["a", "b"], [-1, 0], "xy"), "offsets"),
     # limits passed to the constructor are checked as with_constraints checks them
     (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={7: "x"}), "out of range"),
-    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={"b": "x"}), "Cone, Hinge or Twist"),
+    (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={"b": "x"}), "Cone, Hinge, Twist or Polygon"),
     (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints={"c": ()}), "leaf"),
     (lambda: Skeleton(("a", "b", "c"), [-1, 0, 1], np.eye(3), constraints=[1]), "mapping"),
 ])

@@ -191,8 +191,8 @@ def test_constraints_scene_draws_every_limit(viewer):
         assert np.allclose(handle.position, sol.positions[joint], atol=1e-5)
     active = set(sol.extras["active_constraints"])
     assert active, "this target pushes some limit to its edge"
-    for handle, joint, item in scene.limit_nodes:
-        colour = np.asarray(handle.colors if isinstance(item, fabrik.Twist) else handle.color).reshape(-1)[:3]
+    for handle, joint, drawing in scene.limit_nodes:
+        colour = np.asarray(handle.colors if drawing.segments is not None else handle.color).reshape(-1)[:3]
         assert tuple(colour) == ((230, 30, 30) if joint in active else (120, 200, 120))
     assert frames.shape == (7, 3, 3)
     scene.set_limits(False)
@@ -421,28 +421,37 @@ def test_a_scene_refuses_options_it_does_not_take(viewer, tmp_path, capsys):
 @given(st.lists(st.floats(0.05, 1.45), min_size=4, max_size=4))
 def test_cone_drawing_lies_on_the_limit(angles):
     """The drawn edge of an irregular cone is the edge the solvers apply: every sampled direction
-    is on the boundary (``cone_violation`` 0), the four axis directions at the four angles."""
-    from fabrik.model.constraints import Cone, cone_violation
-    from fabrik.viz.viewer.limits import cone_boundary
+    is on the boundary (inside to 1e-9, and 1e-4 rad further out along its meridian is 1e-4 rad
+    outside), the four axis directions at the four angles."""
+    from fabrik.constraints import Cone
 
     cone = Cone(*angles)
-    ring = cone_boundary(cone, samples=48)
-    for d in ring:
-        assert abs(cone_violation(cone, d)) < 1e-6
+    drawing = cone.drawing(samples=48)
+    ring = drawing.vertices[1:].astype(np.float64)
+    assert drawing.frame == "reference" and drawing.faces.max() == 48
+    for d in cone.boundary(samples=48):
+        assert cone.violation(d) < 1e-9
+        polar, azimuth = math.atan2(math.hypot(d[0], d[2]), d[1]), math.atan2(d[2], d[0])
+        out = np.array([math.sin(polar + 1e-4) * math.cos(azimuth), math.cos(polar + 1e-4),
+                        math.sin(polar + 1e-4) * math.sin(azimuth)])
+        assert cone.violation(out) == pytest.approx(1e-4, rel=1e-3)
     tilt = [math.atan2(math.hypot(d[0], d[2]), d[1]) for d in ring[::12]]  # +X, +Z, -X, -Z
-    assert np.allclose(tilt, [cone.right, cone.up, cone.left, cone.down])
+    assert np.allclose(tilt, [cone.right, cone.up, cone.left, cone.down], atol=1e-6)
 
 
 def test_hinge_and_twist_drawings_span_their_ranges():
-    from fabrik.model.constraints import Hinge, Twist, hinge_angle
-    from fabrik.viz.viewer.limits import hinge_mesh, twist_arc
+    from fabrik.constraints import Hinge, Twist
+    from fabrik.model.constraints import hinge_angle
 
     hinge = Hinge((1.0, 0.0, 0.0), -0.3, 1.2)
-    vertices, faces = hinge_mesh(hinge, samples=16)
+    drawing = hinge.drawing(samples=16)
+    vertices, faces = drawing.vertices, drawing.faces
     seen = [hinge_angle(np.array(hinge.axis), np.array([0.0, 1.0, 0.0]), v) for v in vertices[1:]]
     assert np.allclose([seen[0], seen[-1]], [-0.3, 1.2], atol=1e-6)
-    assert faces.max() == len(vertices) - 1
-    arc = twist_arc(Twist(-0.5, 0.25), samples=8)
+    assert faces.max() == len(vertices) - 1 and drawing.frame == "reference"
+    drawing = Twist(-0.5, 0.25).drawing(samples=8)
+    arc = drawing.segments
+    assert drawing.frame == "bone" and arc.shape == (7, 2, 3)
     start, end = arc[0, 0], arc[-1, 1]
     assert np.isclose(math.atan2(start[0], start[2]), -0.5) and np.isclose(math.atan2(end[0], end[2]), 0.25)
 

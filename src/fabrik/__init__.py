@@ -18,7 +18,7 @@ axes, angles in radians in the API, joint 0 is the root.
 
 from fabrik._lazy import lazy_attributes
 from fabrik.model.chain import Chain
-from fabrik.model.constraints import Cone, Hinge, Twist
+from fabrik.limits import Cone, Hinge, Twist
 from fabrik.model.skeleton import Skeleton
 
 __version__ = "0.1.0"

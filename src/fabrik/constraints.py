@@ -1,8 +1,9 @@
 """Joint limits (section 4.3 of the paper): the limit types, their files and how far a pose
 exceeds them.
 
-``Cone`` (a ball-and-socket joint bounded by the paper's irregular cone: four angles),
-``Hinge`` (one axis with a range) and ``Twist`` (the roll about the bone), attached with
+The limit types of ``fabrik.limits`` (``Cone``, a ball-and-socket joint bounded by the paper's
+irregular cone: four angles; ``Hinge``, one axis with a range; ``Twist``, the roll about the
+bone; and the others there, with ``Limit`` their base), attached with
 ``Chain.with_constraints`` or ``Skeleton.with_constraints``; ``humanoid(skeleton)`` places
 human ranges on a skeleton by its joint names; ``load_constraints`` / ``save_constraints`` read
 and write them as JSON (``LimitsFileError`` for a malformed file); ``limit_violations`` measures a
@@ -20,7 +21,8 @@ import numpy as np
 from fabrik._validation import check_coordinates, real_numbers
 from fabrik.io.limits_file import LimitsFileError, load_constraints, save_constraints
 from fabrik.model.chain import Chain
-from fabrik.model.constraints import Cone, Hinge, Twist
+from fabrik.limits import *  # noqa: F401,F403  (the limit types and Limit: fabrik.limits.__all__)
+from fabrik.limits import __all__ as _limit_names
 from fabrik.model.humanoid_limits import humanoid
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers.fabrik_constrained import chain_limit_violations
@@ -34,8 +36,9 @@ def limit_violations(model, positions, frames, directions_only: bool = False) ->
     ``positions`` (..., n, d) and ``frames`` (..., n, 3, 3), a constrained solve's ``positions``
     and ``extras["frames"]``, may carry leading axes (e.g. the frames of a motion). Chains:
     ``fabrik.solvers.fabrik_constrained.chain_limit_violations``; skeletons:
-    ``fabrik.model.pose_frames.limit_violations`` (the same measure: a cone's excess, a hinge's
-    angle out of its plane and range, a twist's excess, and a frame's +Y off its bone;
+    ``fabrik.model.pose_frames.limit_violations``: the same measure, each limit's own
+    (``fabrik.limits.base.joint_violation``: a cone's excess, a hinge's angle out of its plane
+    and range, a twist's excess, ...), and a frame's +Y off its bone;
     ``directions_only``: the bones' directions alone, twists left out). Pure NumPy, independent
     of the solvers' kernels.
 
@@ -65,5 +68,4 @@ def limit_violations(model, positions, frames, directions_only: bool = False) ->
 FRAME_TOL = 1e-6
 
 
-__all__ = ["Cone", "Hinge", "Twist", "humanoid", "load_constraints", "save_constraints", "LimitsFileError",
-           "limit_violations"]
+__all__ = [*_limit_names, "humanoid", "load_constraints", "save_constraints", "LimitsFileError", "limit_violations"]

@@ -25,7 +25,7 @@ import numpy as np
 from fabrik._progress import progress_bar
 from fabrik.constraints import Cone
 from fabrik.model.chain import Chain
-from fabrik.model.constraints import cone_violation, random_pose
+from fabrik.model.constraints import random_pose
 from fabrik.solvers import solve
 
 N_JOINTS = 10
@@ -53,16 +53,18 @@ def reachable_targets(chain: Chain, n_targets: int = N_TARGETS, seed: int = SEED
 
 
 def max_violation(chain: Chain, sol) -> float:
-    """Largest cone violation (radians) of a solution, measured from its frames."""
+    """Largest limit violation (radians) of a solution's bone directions, each limit's own measure
+    (``direction_violation``), measured from its frames."""
     frames = sol.extras["frames"]
     parent = sol.extras["root_frame"]
-    worst = -math.inf
+    worst = 0.0
     for i in range(chain.n_joints - 1):
+        d = parent.T @ frames[i][:, 1]
+        d /= np.linalg.norm(d)
         for c in chain.constraints.get(i, ()):
-            if isinstance(c, Cone):
-                worst = max(worst, cone_violation(c, parent.T @ frames[i][:, 1]))
+            worst = max(worst, float(c.direction_violation(d)))
         parent = frames[i]
-    return max(worst, 0.0)
+    return worst
 
 
 def _kernel_call(method: str, chain: Chain, target: np.ndarray, tol: float):

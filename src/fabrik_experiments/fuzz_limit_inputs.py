@@ -11,9 +11,10 @@ A case is one of:
   units or a key replaced by junk (lists, objects, text, booleans, NaN, infinities, huge or
   out-of-range numbers), fields dropped or added, entries duplicated, the text cut or its bytes
   changed. One case in ten saves a spoiled mapping instead (junk keys and values).
-* ``type``: ``Cone``, ``Cone.circular``, ``Hinge`` or ``Twist`` built from random arguments
-  (within their ranges three times in four, else junk or edges: 0, +-pi, ``MIN_CONE_ANGLE``,
-  NaN, infinities, 1e308).
+* ``type``: ``Cone``, ``Cone.circular``, ``Hinge``, ``Twist`` or ``Polygon`` built from random
+  arguments (within their ranges three times in four, else junk or edges: 0, +-pi,
+  ``MIN_CONE_ANGLE``, NaN, infinities, 1e308; a polygon's vertices a valid polygon's three times
+  in four, else one of them junk, too few or too many, one on +Y, or two swapped).
 * ``violations``: ``fabrik.constraints.limit_violations`` on a random limited chain or tree
   (``fuzz_limits``) with random poses and frames, stacked along leading axes, or spoiled ones
   (shapes, NaN, huge coordinates, frames that are not rotations, text).
@@ -34,10 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-from fabrik.constraints import Cone, Hinge, LimitsFileError, Twist, limit_violations, load_constraints, \
+from fabrik.constraints import Cone, Hinge, LimitsFileError, Polygon, Twist, limit_violations, load_constraints, \
     save_constraints
+from fabrik.limits.polygon import MAX_VERTICES, MIN_TURN
 from fabrik.model.constraints import MIN_CONE_ANGLE
-from fabrik_experiments.fuzz_limits import random_chain_case, random_limits, random_tree_case
+from fabrik_experiments.fuzz_limits import random_chain_case, random_limits, random_polygon, random_tree_case
 
 #: the junk a spoiled value is drawn from
 JUNK = [None, True, False, "", "cone", "12", [], [1, 2], [1, 0, 0, 0], {}, {"a": 1}, math.nan, math.inf, -math.inf,
@@ -86,7 +88,7 @@ def _spoil(rng, data: dict) -> dict | list | str:
         del entry[list(entry)[int(rng.integers(0, len(entry)))]]
     elif kind == 3 and entries:
         key, k = entries[int(rng.integers(0, len(entries)))]
-        joints[key][k][["extra", "type", "axis", "min"][int(rng.integers(0, 4))]] = _junk(rng)
+        joints[key][k][["extra", "type", "axis", "min", "vertices"][int(rng.integers(0, 5))]] = _junk(rng)
     elif kind == 4 and entries:
         key, k = entries[int(rng.integers(0, len(entries)))]
         joints[key].append(dict(joints[key][k]))  # two of a kind on one joint
@@ -129,7 +131,7 @@ def random_file_case(rng) -> dict:
 
 def _angles(item) -> list[float]:
     return [getattr(item, f) for f in ("up", "down", "left", "right", "min", "max") if hasattr(item, f)] + \
-        list(getattr(item, "axis", ()))
+        list(getattr(item, "axis", ())) + list(np.ravel(getattr(item, "vertices", ())))
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -157,6 +159,20 @@ def limit_ok(item) -> str:
         if not (-math.pi <= item.min <= item.max <= math.pi):
             return f"{type(item).__name__} range [{item.min}, {item.max}]"
         return ""
+    if isinstance(item, Polygon):
+        V = np.asarray(item.vertices, dtype=np.float64)
+        if V.ndim != 2 or V.shape[1] != 3 or not 3 <= len(V) <= MAX_VERTICES or not np.isfinite(V).all():
+            return f"Polygon of vertices {V.shape}"
+        if np.abs(np.linalg.norm(V, axis=1) - 1.0).max() > 1e-12:
+            return "Polygon vertices not unit"
+        polar = np.arctan2(np.hypot(V[:, 0], V[:, 2]), V[:, 1])
+        if polar.min() < MIN_CONE_ANGLE or polar.max() > math.pi - MIN_CONE_ANGLE:
+            return f"Polygon vertex {polar.min()}..{polar.max()} rad from +Y"
+        azimuth = np.arctan2(V[:, 2], V[:, 0])
+        turns = np.mod(np.roll(azimuth, -1) - azimuth + math.pi, 2.0 * math.pi) - math.pi
+        if turns.min() < MIN_TURN or turns.max() > math.pi - MIN_TURN or abs(turns.sum() - 2.0 * math.pi) > 1e-6:
+            return f"Polygon turns {turns.min()}..{turns.max()} rad, {turns.sum()} in all"
+        return ""
     return f"not a limit: {item!r}"
 
 
@@ -165,7 +181,7 @@ def random_type_case(rng) -> dict:
     edges = [0.0, -0.0, MIN_CONE_ANGLE, MIN_CONE_ANGLE * (1 - 1e-16), math.pi, -math.pi, math.pi - MIN_CONE_ANGLE,
              math.nextafter(math.pi, 4), 1e-300, math.nan, math.inf, 1e308, np.float32(1.0), np.int64(1)]
 
-    make = ["cone", "circular", "hinge", "twist"][int(rng.integers(0, 4))]
+    make = ["cone", "circular", "hinge", "twist", "polygon"][int(rng.integers(0, 5))]
     lo, hi = (MIN_CONE_ANGLE, math.pi - MIN_CONE_ANGLE) if make in ("cone", "circular") else (-math.pi, math.pi)
 
     def number():  # within the range three times in four, else an edge or junk
@@ -185,6 +201,19 @@ def random_type_case(rng) -> dict:
         axes = [(math.cos(t), 0.0, math.sin(t)), (0, 1, 0), (0, 0, 0), (1e-300, 0, 0), (1e308, 0, 1e308),
                 (1, 1e-7, 0), (1, 2e-6, 0), [1, 0], "x", None, (math.nan, 0, 1), np.array([[0, 0, 1.0]])]
         args = [axes[int(rng.integers(0, len(axes)))] if rng.random() < 0.6 else number(), number(), number()]
+    elif make == "polygon":
+        vertices = [list(v) for v in random_polygon(rng).vertices]
+        pick = int(rng.integers(0, 12))
+        j = int(rng.integers(0, len(vertices)))
+        if pick == 8:
+            vertices[j] = _junk(rng)
+        elif pick == 9:
+            vertices = vertices[:2] if rng.random() < 0.5 else vertices * (MAX_VERTICES // len(vertices) + 1)
+        elif pick == 10:
+            vertices[j] = [0.0, 1.0, 0.0] if rng.random() < 0.5 else [0.0, -1.0, 1e-9]
+        elif pick == 11:
+            vertices[j], vertices[j - 1] = vertices[j - 1], vertices[j]
+        args = [vertices]
     else:
         args = [number(), number()]
     return {"kind": "type", "make": make, "args": args}
@@ -243,7 +272,8 @@ def run_input_case(case: dict) -> tuple[list[str], bool]:
         if kind == "file":
             return _run_file(case)
         if kind == "type":
-            make = {"cone": Cone, "circular": Cone.circular, "hinge": Hinge, "twist": Twist}[case["make"]]
+            make = {"cone": Cone, "circular": Cone.circular, "hinge": Hinge, "twist": Twist,
+                    "polygon": Polygon}[case["make"]]
             problem = limit_ok(make(*case["args"]))
             return ([f"{case['make']}{tuple(case['args'])}: {problem}"[:300]] if problem else []), False
         out = limit_violations(case["model"], case["positions"], case["frames"])

@@ -4,10 +4,13 @@ runs many, ``tests/test_fuzz.py`` draws a few through hypothesis.
 A case is drawn from a ``numpy.random.Generator``: a chain of 1-8 bones (3D, or 2D one time in
 eight) or a tree of 3-10 joints, bone lengths log-uniform over up to ``SCALE_DECADES`` decades
 around a random unit (1e-3 to 1e3), about one bone in seven of zero length (never all), and on
-each joint with a bone a random choice of none, a ``Cone``, a ``Hinge``, a ``Twist``, or a cone
-or hinge with a twist. Angles are drawn from the edges as often as from the inside: cones of the
-narrowest and widest supported angle (``MIN_CONE_ANGLE``), hinge ranges reaching +-pi, twist
-ranges touching or spanning +-pi (``Twist(pi, pi)``, ``Twist(-pi, pi)``, ``Twist(-pi, -pi + 0.1)``).
+each joint with a bone a random choice of none, a ``Cone``, a ``Hinge``, a ``Twist``, a
+``Polygon`` (3D only), or a cone, hinge or polygon with a twist. Angles are drawn from the edges
+as often as from the inside: cones of the narrowest and widest supported angle
+(``MIN_CONE_ANGLE``), hinge ranges reaching +-pi, twist ranges touching or spanning +-pi
+(``Twist(pi, pi)``, ``Twist(-pi, pi)``, ``Twist(-pi, -pi + 0.1)``), polygons of 3 to 8 vertices
+or of 64, with vertices near +Y and near -Y and steps about +Y near ``MIN_TURN`` and near
+pi - ``MIN_TURN`` (``random_polygon``).
 Targets: half the time a pose the limits allow (chains: ``random_pose``), else a point within
 1.5 times the reach.
 
@@ -24,7 +27,8 @@ import time
 
 import numpy as np
 
-from fabrik.constraints import Cone, Hinge, Twist, limit_violations
+from fabrik.constraints import Cone, Hinge, Polygon, Twist, limit_violations
+from fabrik.limits.polygon import MAX_VERTICES, MIN_TURN
 from fabrik.model.chain import Chain
 from fabrik.model.constraints import MIN_CONE_ANGLE, random_pose
 from fabrik.model.skeleton import Skeleton
@@ -57,8 +61,10 @@ def _edge_or_uniform(rng, edges, lo, hi) -> float:
 def random_limits(rng, planar: bool = False) -> list:
     """A random list of limits for one joint (module notes); ``planar``: ones a 2D chain takes."""
     pi = math.pi
-    kind = int(rng.integers(0, 6))
+    kind = int(rng.integers(0, 8))
     items = []
+    if kind in (6, 7) and not planar:
+        items.append(random_polygon(rng))
     if kind in (1, 4):
         edges = [MIN_CONE_ANGLE, 0.05, pi / 2, pi - MIN_CONE_ANGLE, pi - 0.05]
         items.append(Cone(*[_edge_or_uniform(rng, edges, MIN_CONE_ANGLE, pi - MIN_CONE_ANGLE) for _ in range(4)]))
@@ -70,7 +76,7 @@ def random_limits(rng, planar: bool = False) -> list:
             axis = (math.cos(t), 0.0, math.sin(t))
         a, b = sorted(_edge_or_uniform(rng, [-pi, 0.0, pi], -pi, pi) for _ in range(2))
         items.append(Hinge(axis, a, b))
-    if kind in (3, 4, 5):
+    if kind in (3, 4, 5, 7):
         choices = [(pi, pi), (-pi, pi), (-pi, -pi), (-pi, -pi + 0.1), (pi - 0.1, pi), (0.0, 0.0)]
         if rng.random() < 0.5:
             lo, hi = choices[int(rng.integers(0, len(choices)))]
@@ -80,6 +86,32 @@ def random_limits(rng, planar: bool = False) -> list:
             lo, hi = min(lo, 0.0), max(hi, 0.0)
         items.append(Twist(lo, hi))
     return items
+
+
+def random_polygon(rng) -> Polygon:
+    """A random polygon star-shaped about +Y: 3-8 vertices (one time in ten ``MAX_VERTICES``), each
+    step about +Y and each angle from +Y drawn from the edges as often as from the inside (a step
+    of 1.01 ``MIN_TURN`` or pi - 1.01 ``MIN_TURN``, an angle of 1.001 ``MIN_CONE_ANGLE``, pi / 2 or
+    pi - 1.001 ``MIN_CONE_ANGLE``), going round +Y either way."""
+    k = MAX_VERTICES if rng.random() < 0.1 else int(rng.integers(3, 9))
+    lo, hi = 1.01 * MIN_TURN, math.pi - 1.01 * MIN_TURN
+    while True:
+        turns = rng.uniform(0.05, 1.0, k)
+        if rng.random() < 0.5:  # one step at an edge, the others sharing the rest of the turn
+            j = int(rng.integers(0, k))
+            edge = lo if rng.random() < 0.5 else hi
+            rest = np.delete(turns, j)
+            turns = np.insert(rest * (2.0 * math.pi - edge) / rest.sum(), j, edge)
+        else:
+            turns *= 2.0 * math.pi / turns.sum()
+        if turns.min() >= lo and turns.max() <= hi:
+            break
+    phi = rng.uniform(-math.pi, math.pi) + np.concatenate([[0.0], np.cumsum(turns[:-1])])
+    edges = [1.001 * MIN_CONE_ANGLE, math.pi / 2, math.pi - 1.001 * MIN_CONE_ANGLE]
+    theta = np.array([_edge_or_uniform(rng, edges, 1.001 * MIN_CONE_ANGLE, math.pi - 1.001 * MIN_CONE_ANGLE)
+                      for _ in range(k)])
+    vertices = np.stack([np.sin(theta) * np.cos(phi), np.cos(theta), np.sin(theta) * np.sin(phi)], axis=1)
+    return Polygon(vertices if rng.random() < 0.5 else vertices[::-1])
 
 
 def random_lengths(rng, n_bones: int) -> np.ndarray:

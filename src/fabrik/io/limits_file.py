@@ -4,7 +4,9 @@
 (skeletons) or indices written as strings (chains).
 
 Every value is checked for its type and range before it is used; a file that cannot be read
-raises ``LimitsFileError`` (a ``ValueError``) naming the joint, the entry and the field.
+raises ``LimitsFileError`` (a ``ValueError``) naming the joint, the entry and the field. Each
+limit type's object is its own (``fabrik.limits``: ``type_name``, ``FIELDS``, ``to_json``,
+``from_json``); this module reads and writes the file around them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from fabrik.model.constraints import Cone, Hinge, Twist, _as_tuple
+from fabrik.limits import LIMIT_TYPES, Limit, joint_limits
+from fabrik.limits.base import JsonFieldError
 
 _UNITS = {"degrees": math.pi / 180.0, "radians": 1.0}
 #: each limit type's fields, in the order the file writes them
-FIELDS = {"cone": ("up", "down", "left", "right"), "hinge": ("axis", "min", "max"), "twist": ("min", "max")}
-_TYPES = {"cone": Cone, "hinge": Hinge, "twist": Twist}
+FIELDS = {name: cls.FIELDS for name, cls in LIMIT_TYPES.items()}
 
 
 class LimitsFileError(ValueError):
@@ -57,23 +59,25 @@ def _show(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _type_list() -> str:
+    """'cone, hinge or twist': the limit types a file holds."""
+    names = list(LIMIT_TYPES)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def _constraint_to_json(item, scale: float, joint) -> dict:
-    if isinstance(item, Cone):
-        return {"type": "cone", "up": item.up / scale, "down": item.down / scale, "left": item.left / scale,
-                "right": item.right / scale}
-    if isinstance(item, Hinge):
-        return {"type": "hinge", "axis": list(item.axis), "min": item.min / scale, "max": item.max / scale}
-    if isinstance(item, Twist):
-        return {"type": "twist", "min": item.min / scale, "max": item.max / scale}
-    _fail(f"cannot write a limit of type {type(item).__name__} (a file holds Cone, Hinge and Twist), got {_show(item)}",
-          joint)
+    if not isinstance(item, Limit) or LIMIT_TYPES.get(getattr(item, "type_name", None)) is not type(item):
+        _fail(f"cannot write a limit of type {type(item).__name__} (a file holds "
+              f"{', '.join(cls.__name__ for cls in LIMIT_TYPES.values())}), got {_show(item)}", joint)
+    return item.to_json(scale)
 
 
 def save_constraints(path, mapping: Mapping[Any, Iterable], *, units: str = "degrees") -> None:
     """Write ``{joint name or index: constraint(s)}`` to a JSON file (see ``load_constraints``).
 
-    Keys: joint names (str) or indices (whole numbers >= 0); values: a ``Cone``, ``Hinge`` or
-    ``Twist``, or a list of them. Raises ``LimitsFileError`` for another key, value or ``units``
+    Keys: joint names (str) or indices (whole numbers >= 0); values: a limit (``Cone``, ``Hinge``,
+    ``Twist``, ...: ``fabrik.limits.LIMIT_TYPES``) or a list of them. Raises
+    ``LimitsFileError`` for another key, value or ``units``
     (nothing is written), OSError when the file cannot be written."""
     if not isinstance(units, str) or units not in _UNITS:
         raise LimitsFileError(f"units must be 'degrees' or 'radians', got {_show(units)}", field="units")
@@ -90,58 +94,40 @@ def save_constraints(path, mapping: Mapping[Any, Iterable], *, units: str = "deg
         if name in joints:
             _fail("given twice (as a name and as an index, or twice over)", key)
         try:
-            items = _as_tuple(value, f"joint {key!r}")
+            items = joint_limits(value, f"joint {key!r}")
         except ValueError as exc:  # not limits, or two of a kind
             raise LimitsFileError(str(exc), joint=key) from None
         joints[name] = [_constraint_to_json(item, scale, key) for item in items]
     Path(path).write_text(json.dumps({"units": units, "joints": joints}, indent=2) + "\n")
 
 
-def _number(value, joint, entry, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(f"must be a number, got {_show(value)}", joint, entry, field)
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond float64
-        _fail(f"must be a number within float64, got {_show(value)}", joint, entry, field)
-    if not math.isfinite(v):
-        _fail(f"must be finite, got {_show(value)}", joint, entry, field)
-    return v
-
-
-def _axis(value, joint, entry) -> tuple:
-    if not isinstance(value, list) or len(value) != 3:
-        _fail(f"must be a list of 3 numbers [x, y, z], got {_show(value)}", joint, entry, "axis")
-    return tuple(_number(v, joint, entry, "axis") for v in value)
-
-
 #: a limit's own message names its field first (``Cone.up must be ...``, ``Hinge.min must be <= ...``)
-_NAMED_FIELD = re.compile(r"^(?:Cone|Hinge|Twist)\.(\w+)")
+_NAMED_FIELD = re.compile(r"^(\w+)\.(\w+)")
 
 
 def _limit(entry_value, joint, entry, scale: float, units: str):
     """One limit from its JSON object, every field checked."""
     if not isinstance(entry_value, dict):
-        _fail(f"expected an object with a 'type' of cone, hinge or twist, got {_show(entry_value)}", joint, entry)
+        _fail(f"expected an object with a 'type' of {_type_list()}, got {_show(entry_value)}", joint, entry)
     if "type" not in entry_value:
-        _fail("has no 'type' (cone, hinge or twist)", joint, entry)
+        _fail(f"has no 'type' ({_type_list()})", joint, entry)
     kind = entry_value["type"]
-    if not isinstance(kind, str) or kind not in FIELDS:
-        _fail(f"unknown type {_show(kind)} (cone, hinge or twist)", joint, entry, "type")
-    fields = FIELDS[kind]
+    if not isinstance(kind, str) or kind not in LIMIT_TYPES:
+        _fail(f"unknown type {_show(kind)} ({_type_list()})", joint, entry, "type")
+    cls = LIMIT_TYPES[kind]
+    fields = cls.FIELDS
     missing = [f for f in fields if f not in entry_value]
     unknown = sorted(set(entry_value) - set(fields) - {"type"}, key=str)
     if missing or unknown:
         _fail(f"a {kind} needs exactly the fields {list(fields)}; missing {missing}, unknown {unknown}", joint, entry)
-    values = {f: _axis(entry_value[f], joint, entry) if f == "axis" else
-              _number(entry_value[f], joint, entry, f) * scale for f in fields}
     try:
-        return _TYPES[kind](**values)
+        return cls.from_json(entry_value, scale)
+    except JsonFieldError as exc:  # a value that is not of its kind
+        _fail(str(exc), joint, entry, exc.field)
     except ValueError as exc:  # a range the limit itself checks (angles, an axis along the bone, min > max)
         named = _NAMED_FIELD.match(str(exc))
-        field = named.group(1) if named else None
-        given = f" (the file's {_show(entry_value[field])} {units})" if field in FIELDS[kind] and field != "axis" \
-            else ""
+        field = named.group(2) if named and named.group(1) == cls.__name__ and named.group(2) in fields else None
+        given = f" (the file's {_show(entry_value[field])} {units})" if field in cls.ANGLE_FIELDS else ""
         _fail(f"{exc}{given}", joint, entry, field)
 
 
@@ -189,7 +175,7 @@ def constraints_from_json(data: Any) -> dict[Any, tuple]:
             _fail(f"expected a list of constraint objects, got {_show(entries)}", key)
         items = [_limit(entry, key, k, scale, units) for k, entry in enumerate(entries)]
         try:
-            out[name] = _as_tuple(items, _where(key))
+            out[name] = joint_limits(items, _where(key))
         except ValueError as exc:  # two rotational limits, or two twists
             raise LimitsFileError(str(exc), joint=key) from None
     return out
@@ -199,8 +185,10 @@ def load_constraints(path) -> dict[Any, tuple]:
     """Read a constraints JSON file: ``{"units": "degrees"|"radians", "joints": {key: [..]}}``.
 
     Keys are joint names (skeletons) or indices written as strings (chains; returned as ints).
-    Entries: ``{"type": "cone", "up", "down", "left", "right"}``, ``{"type": "hinge", "axis":
-    [x, y, z], "min", "max"}``, ``{"type": "twist", "min", "max"}``; angles in ``units``.
+    Entries: one object per limit, ``{"type": name, field: value, ...}`` with exactly the type's
+    ``FIELDS`` (``fabrik.limits.LIMIT_TYPES``): ``{"type": "cone", "up", "down", "left",
+    "right"}``, ``{"type": "hinge", "axis": [x, y, z], "min", "max"}``, ``{"type": "twist",
+    "min", "max"}``; angles in ``units``.
     Raises ``LimitsFileError`` (a ValueError) naming the joint, the entry and the field for
     malformed content, OSError when the file cannot be read.
     """

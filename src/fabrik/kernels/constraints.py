@@ -1,4 +1,16 @@
-"""Joint-limit projections (section 4.3, Algorithm 3), compiled.
+"""Joint-limit projections (section 4.3, Algorithm 3), compiled: the one place the kernels switch
+on a limit's type (``limit_direction``, ``limit_twist``).
+
+The packed rows are ``fabrik.kernels.limit_layout``'s; each rotational type's id and parameter
+columns are defined here, beside its projection, and written by the type's ``pack`` in
+``fabrik.limits``:
+
+* ``TYPE_CONE`` (``fabrik.limits.Cone``): ``COL_CONE``, 4 columns, the signed squared
+  cotangents s_right, s_left, s_up, s_down;
+* ``TYPE_HINGE`` (``fabrik.limits.Hinge``): ``COL_AXIS``, 3 columns, the axis in the reference
+  frame; ``COL_HINGE``, 2 columns, min and max (radians);
+* ``TYPE_POLYGON`` (``fabrik.limits.Polygon``): ``COL_POLYGON``, the vertex count k, then k unit
+  vertices (3 columns each) in order of increasing azimuth about +Y (``nearest_in_polygon``).
 
 Directions are unit 3-vectors. A cone limit works in the parent frame's coordinates (x right,
 y along the parent bone, z up) and follows the paper: the direction is mapped onto the plane at
@@ -10,16 +22,23 @@ with a zero coefficient a straight line, and a quadrant with both angles at exac
 (both coefficients 0) is bounded by the rim y = 0 itself. When the direction is outside the
 allowed region its true nearest point on the boundary conics is found in each plane (Newton's method on the curve
 parameter, safeguarded by bisection and seeded by sampling), and of the best point of each plane
-the one closest in angle to the direction is used. The packed limit rows are described in
-``fabrik.model.constraints`` (``COL_*``).
+the one closest in angle to the direction is used.
 """
+
+import math
 
 import numpy as np
 from numba import njit
 
-# the packed row layout is owned by fabrik.model.limit_layout
-from fabrik.model.limit_layout import COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, \
-    TYPE_CONE, TYPE_HINGE  # noqa: F401  (the layout, re-read by the kernels that import it from here)
+from fabrik.kernels.limit_layout import COL_PARAMS, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, TYPE_NONE  # noqa: F401
+
+TYPE_CONE = 1
+COL_CONE = COL_PARAMS  # 4 columns: s_right, s_left, s_up, s_down
+TYPE_HINGE = 2
+COL_AXIS = COL_PARAMS  # 3 columns: the hinge axis in the reference frame
+COL_HINGE = COL_PARAMS + 3  # 2 columns: hinge min, max (radians)
+TYPE_POLYGON = 3
+COL_POLYGON = COL_PARAMS  # the vertex count k, then k vertices (x, y, z)
 
 #: a limit counts as active when the direction lies within this (radians, roughly) of its boundary
 ACTIVE_EPS = 1e-9
@@ -236,6 +255,67 @@ def _nearest_in_cone_search(x, y, z, s_r, s_l, s_u, s_d):
 
 
 @njit(cache=True, error_model="numpy")
+def nearest_in_polygon(row, x, y, z):
+    """The allowed direction nearest (by angle) to unit (x, y, z) for the spherical polygon of
+    ``row`` (``COL_POLYGON``: k vertices going round +Y by increasing azimuth atan2(z, x), each
+    edge the great-circle arc between neighbours). Returns (x, y, z, moved, active).
+
+    Inside: the direction lies in some edge's lune (its azimuth between the edge's ends') on +Y's
+    side of the edge's great circle (normal n = b x a). Outside, the nearest point is on the
+    boundary: per edge, the foot of the perpendicular on its great circle where it falls on the
+    arc, else the nearer end; the nearest of those. ``active`` when moved, or inside within
+    ``ACTIVE_EPS`` of the boundary."""
+    k = int(row[COL_POLYGON])
+    inside = False
+    best = np.inf
+    bx = by = bz = 0.0
+    for j in range(k):
+        c = COL_POLYGON + 1 + 3 * j
+        e = COL_POLYGON + 1 + 3 * ((j + 1) % k)
+        a0, a1, a2 = row[c], row[c + 1], row[c + 2]
+        b0, b1, b2 = row[e], row[e + 1], row[e + 2]
+        n0 = b1 * a2 - b2 * a1
+        n1 = b2 * a0 - b0 * a2
+        n2 = b0 * a1 - b1 * a0
+        nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        n0 /= nn
+        n1 /= nn
+        n2 /= nn
+        s = x * n0 + y * n1 + z * n2
+        if s >= 0.0 and a0 * z - a2 * x >= 0.0 and x * b2 - z * b0 >= 0.0:
+            inside = True
+        # the foot on the great circle, and whether it lies on the arc (turned from a towards it
+        # and from it towards b about the arc's axis -n)
+        t0 = x - s * n0
+        t1 = y - s * n1
+        t2 = z - s * n2
+        tn = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+        on_arc = False
+        if tn > 0.0:
+            t0 /= tn
+            t1 /= tn
+            t2 /= tn
+            on_arc = ((a1 * t2 - a2 * t1) * n0 + (a2 * t0 - a0 * t2) * n1 + (a0 * t1 - a1 * t0) * n2 <= 0.0
+                      and (t1 * b2 - t2 * b1) * n0 + (t2 * b0 - t0 * b2) * n1 + (t0 * b1 - t1 * b0) * n2 <= 0.0)
+        if on_arc:
+            angle = np.arctan2(abs(s), tn)
+            if angle < best:
+                best, bx, by, bz = angle, t0, t1, t2
+        else:
+            for q in range(2):
+                q0, q1, q2 = (a0, a1, a2) if q == 0 else (b0, b1, b2)
+                c0 = y * q2 - z * q1
+                c1 = z * q0 - x * q2
+                c2 = x * q1 - y * q0
+                angle = np.arctan2(np.sqrt(c0 * c0 + c1 * c1 + c2 * c2), x * q0 + y * q1 + z * q2)
+                if angle < best:
+                    best, bx, by, bz = angle, q0, q1, q2
+    if inside:
+        return x, y, z, False, best <= ACTIVE_EPS
+    return bx, by, bz, True, True
+
+
+@njit(cache=True, error_model="numpy")
 def wrap_angle(a):
     """a wrapped into (-pi, pi]."""
     a = np.fmod(a + np.pi, 2.0 * np.pi)
@@ -324,6 +404,21 @@ def limit_direction(row, G, d, reverse):
         d[2] = c * p2 + s * w2
         renormalise(d)
         return active
+    if kind == TYPE_POLYGON:
+        x = G[0, 0] * d[0] + G[1, 0] * d[1] + G[2, 0] * d[2]
+        y = G[0, 1] * d[0] + G[1, 1] * d[1] + G[2, 1] * d[2]
+        z = G[0, 2] * d[0] + G[1, 2] * d[1] + G[2, 2] * d[2]
+        if reverse:
+            x, z = -x, -z
+        x, y, z, moved, active = nearest_in_polygon(row, x, y, z)
+        if not moved:
+            return 1 if active else 0
+        if reverse:
+            x, z = -x, -z
+        for k in range(3):
+            d[k] = G[k, 0] * x + G[k, 1] * y + G[k, 2] * z
+        renormalise(d)
+        return 1
     return 0
 
 
@@ -365,3 +460,45 @@ def hinge_alignment_twist(F, ax, az, w0, w1, w2, bend_lo, bend_hi):
         if gap < best_gap - 1e-12 or (abs(gap - best_gap) <= 1e-12 and abs(tau) < abs(best_tau)):
             best_gap, best_tau = gap, tau
     return best_tau, True
+
+
+@njit(cache=True, error_model="numpy")
+def project_local(row, v, psi, out_v, out_psi):
+    """The limits of one packed ``row`` applied as the solvers apply them, to many local poses:
+    unit directions v (m, 3) in the reference frame projected by ``limit_direction`` (into
+    ``out_v``) and twists psi (m,) clamped by ``limit_twist`` (into ``out_psi``)."""
+    G = np.eye(3)
+    d = np.empty(3)
+    for k in range(v.shape[0]):
+        d[0] = v[k, 0]
+        d[1] = v[k, 1]
+        d[2] = v[k, 2]
+        limit_direction(row, G, d, False)
+        out_v[k, 0] = d[0]
+        out_v[k, 1] = d[1]
+        out_v[k, 2] = d[2]
+        out_psi[k], _ = limit_twist(row, psi[k])
+
+
+def closed_forms(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(circ (n, 2), hcs (n, 7)) for packed ``rows``, the rows the tree kernel answers in closed
+    form (``fabrik.kernels.tree_limits``): ``circ[j]`` the (cos, sin) of the half-angle where row j
+    is a circular cone without a twist limit, (2, 0) elsewhere; ``hcs[j]`` (1, cos lo, sin lo,
+    cos hi, sin hi, lo, hi) where row j is a hinge with its twist held at 0, zeros elsewhere."""
+    n = rows.shape[0]
+    circ = np.zeros((n, 2))
+    circ[:, 0] = 2.0
+    hcs = np.zeros((n, 7))
+    for j in range(n):
+        row = rows[j]
+        if row[COL_TYPE] == TYPE_CONE and row[COL_TWIST_FLAG] == 0.0:
+            s_vals = row[COL_CONE:COL_CONE + 4]
+            if np.all(s_vals == s_vals[0]):
+                cot = math.copysign(math.sqrt(abs(s_vals[0])), s_vals[0])
+                alpha = math.atan2(1.0, cot)
+                circ[j] = (math.cos(alpha), math.sin(alpha))
+        if (row[COL_TYPE] == TYPE_HINGE and row[COL_TWIST_FLAG] != 0.0 and row[COL_TWIST] == 0.0
+                and row[COL_TWIST + 1] == 0.0):
+            lo, hi = row[COL_HINGE], row[COL_HINGE + 1]
+            hcs[j] = (1.0, math.cos(lo), math.sin(lo), math.cos(hi), math.sin(hi), lo, hi)
+    return circ, hcs

@@ -22,8 +22,8 @@ return are shared; where the two keep their own rules (their iteration counts de
 Status codes follow ``fabrik.solvers.result.STATUSES``: 0 reached, 1 unreachable, 2 stalled,
 3 max_iterations. Arrays are (n, 3); 2D chains come in embedded in z = 0.
 
-Limits: every bone carries a frame (``fabrik.kernels.frames``); ``limits`` is the packed (n, 13)
-table of ``fabrik.model.constraints.pack_limits``: row i limits bone i against bone i - 1 (the
+Limits: every bone carries a frame (``fabrik.kernels.frames``); ``limits`` is the packed (n, w)
+table of ``fabrik.kernels.limit_layout.pack_limits``: row i limits bone i against bone i - 1 (the
 fixed ``root_frame`` for i = 0).
 
 Forward stage (effector -> root): the effector goes onto the target (with an oriented target the

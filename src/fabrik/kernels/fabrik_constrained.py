@@ -138,7 +138,7 @@ def fabrik_constrained_search(initial, lengths, target, root, limits, root_frame
                               tol, orientation_tol, max_iter):
     """Solve one constrained chain by FABRIK alone (``fabrik_chain_run`` with limits).
 
-    Args: initial (n, 3) start pose (copied); lengths (n-1,); target, root (3,); limits (n, 13);
+    Args: initial (n, 3) start pose (copied); lengths (n-1,); target, root (3,); limits (n, w);
     root_frame (3, 3); target_rot (3, 3) target frame of the last bone (used when ``oriented``);
     planar: the chain lies in z = 0 (a 2D chain; frames are kept exactly in the plane);
     tol (distance), orientation_tol (radians); max_iter. Returns (positions (n, 3), frames

@@ -40,7 +40,7 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
                    orientation_tol, max_iter, method, damping, max_error_step, max_angle_step, alpha):
     """Solve one chain from a start pose by CCD (``method`` ``CCD``) or a Jacobian method (mode 0..3
     of ``fabrik.kernels.jacobian.jacobian_step``, with ``damping``, ``max_error_step``,
-    ``max_angle_step`` and ``alpha`` as there), with the limits ``limits`` (n, 13) or none ((0, 13)).
+    ``max_angle_step`` and ``alpha`` as there), with the limits ``limits`` (n, w) or none ((0, w)).
 
     ``p`` (n, 3) is the start pose, rooted and rigid (with limits: legal, with its bone frames
     ``frames`` (n, 3, 3) and ``active`` (n,) int64; without, (0, 3, 3) and (0,)); all three are

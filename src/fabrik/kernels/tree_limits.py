@@ -7,10 +7,11 @@ array argument; on the CMU skeleton the four hinges make 20 such calls an iterat
 limits take the general path (``fabrik.kernels.constraints``).
 
 Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik``. The
-tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list)`` of
-``fabrik.model.rig.LimitTables``: ``Q[c] = R0[parent(c)]^T R0[c]``; ``rows`` (n, 13) the packed
-limit rows (``fabrik.model.constraints.pack_limits``), row j limiting every bone c leaving j in
-its reference frame ``F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a closed form
+tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list, R0)`` of
+``fabrik.model.rig.limit_tables``: ``Q[c] = R0[parent(c)]^T A[parent(c)] R0[c]`` (``Rig.limit_Q``,
+A the skeleton's reference rotations, identity by default); ``rows`` (n, w) the packed limit rows
+(``fabrik.kernels.limit_layout.pack_limits``), row j limiting every bone c leaving j in its
+reference frame ``F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a closed form
 (circular cones without a twist limit; hinges with their twist held at 0); ``own_start`` /
 ``own_list`` the non-zero bones whose reference frame is joint i's frame.
 

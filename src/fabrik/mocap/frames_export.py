@@ -23,11 +23,11 @@ rotation matrices (F, n, 3, 3) for a BVH file of ``skeleton``:
   zero-length children carry the rotation; the root then takes its solved frame ``F[0]``.
 
 Then, root first, each joint's local rotation relative to its parent's *written* rotation is
-projected onto its limits (``project_local``): a hinge keeps only its rotation about the hinge
-axis, clamped to its range, with no twist; a cone's swing is clamped to the cone at its azimuth;
-a twist to its range. Where the solver's frames already keep the limits (a joint with one child
-bone) this changes nothing but rounding; it matters at joints whose children the BVH rotation
-must move together. The written file therefore holds every limit on its local rotations, and
+projected onto its limits as the solvers project a bone (``project_child``): its +Y onto the
+nearest allowed direction (a hinge's plane and range, a cone, ...), its twist clamped to the
+joint's twist range (a hinge's held at 0 without a ``Twist``). Where the solver's frames already
+keep the limits (a joint with one child bone) this changes nothing but rounding; it matters at
+joints whose children the BVH rotation must move together. The written file therefore holds every limit on its local rotations, and
 reproduces the solved positions exactly where the skeleton can (``save_take`` reports the
 largest distance).
 
@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fabrik.model.constraints import Cone, Hinge, Twist
+from fabrik.kernels.limit_layout import pack_limits
+from fabrik.limits.base import joint_violation
 
 
 def _axis_angle_matrix(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
@@ -84,77 +85,33 @@ def _swing_to(v: np.ndarray) -> np.ndarray:
     return _axis_angle_matrix(safe, angle)
 
 
-def _cone_limit(cone: Cone, v: np.ndarray) -> np.ndarray:
-    """The cone's largest polar angle (radians) at the azimuth of directions ``v`` (..., 3)."""
-    s_r, s_l, s_u, s_d = cone.signed_cot2()
-    x, z = v[..., 0], v[..., 2]
-    sx = np.where(x >= 0, s_r, s_l)
-    sz = np.where(z >= 0, s_u, s_d)
-    rho2 = x * x + z * z
-    safe = np.where(rho2 > 0, rho2, 1.0)
-    sv = np.where(rho2 > 0, (sx * x * x + sz * z * z) / safe, s_u)
-    return np.arctan2(1.0, np.copysign(np.sqrt(np.abs(sv)), sv))
-
-
 def child_violation(items, M: np.ndarray) -> np.ndarray:
-    """How far (radians) rotations ``M`` (..., 3, 3), a joint's local rotation in one child bone's
-    rest frame, exceed the limits ``items`` (Cone, Hinge, Twist): 0 where all hold. The measures
-    of ``limit_violations`` (cone excess; hinge angle out of plane and out of range; twist
-    excess, a hinge's twist held at 0 unless a Twist is given)."""
-    v = M[..., :, 1]
-    worst = np.zeros(M.shape[:-2])
-    twist = _twist_y(M)
-    has_twist = any(isinstance(i, Twist) for i in items)
-    for item in items:
-        if isinstance(item, Cone):
-            polar = np.arctan2(np.hypot(v[..., 0], v[..., 2]), v[..., 1])
-            worst = np.maximum(worst, polar - _cone_limit(item, v))
-        elif isinstance(item, Hinge):
-            a = np.asarray(item.axis, dtype=np.float64)
-            off = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
-            theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
-            worst = np.maximum.reduce([worst, off, item.min - theta, theta - item.max])
-            if not has_twist:
-                worst = np.maximum(worst, np.abs(twist))
-        elif isinstance(item, Twist):
-            worst = np.maximum.reduce([worst, item.min - twist, twist - item.max])
-    return worst
+    """How far (radians, >= 0) rotations ``M`` (..., 3, 3), a joint's local rotation in one child
+    bone's rest frame, exceed the joint's limits ``items``: 0 where all hold. The measure of
+    ``limit_violations`` (``fabrik.limits.base.joint_violation``) of ``M``'s +Y and its twist
+    about +Y."""
+    return joint_violation(items, M[..., :, 1], _twist_y(M))
 
 
 def project_child(items, M: np.ndarray) -> np.ndarray:
     """``M`` (..., 3, 3) (a local rotation in a child bone's rest frame) moved onto the limits
-    ``items``: a hinge keeps its rotation about the axis, clamped to its range (twist 0, or
-    clamped to a given Twist); a cone's swing is clamped to the cone at the same azimuth and the
-    twist kept (clamped to a Twist if given). Rotations that keep the limits come back as they
-    are."""
-    hinge = next((i for i in items if isinstance(i, Hinge)), None)
-    cone = next((i for i in items if isinstance(i, Cone)), None)
-    twist_item = next((i for i in items if isinstance(i, Twist)), None)
-    v = M[..., :, 1]
-    twist = _twist_y(M)
-    if twist_item is not None:
-        twist = np.clip(twist, twist_item.min, twist_item.max)
-    if hinge is not None:
-        a = np.asarray(hinge.axis, dtype=np.float64)
-        theta = np.clip(np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1]), hinge.min, hinge.max)
-        swing = _axis_angle_matrix(np.broadcast_to(a, v.shape), theta)
-        if twist_item is None:
-            twist = np.zeros_like(twist)
-    else:
-        if cone is not None:
-            polar = np.arctan2(np.hypot(v[..., 0], v[..., 2]), v[..., 1])
-            limit = _cone_limit(cone, v)
-            over = polar > limit
-            if over.any():
-                horizontal = np.stack([v[..., 0], np.zeros(v.shape[:-1]), v[..., 2]], axis=-1)
-                norm = np.linalg.norm(horizontal, axis=-1, keepdims=True)
-                horizontal = np.where(norm > 1e-300, horizontal / np.where(norm > 1e-300, norm, 1.0),
-                                      np.array([0.0, 0.0, 1.0]))
-                clamped = np.sin(limit)[..., None] * horizontal
-                clamped[..., 1] = np.cos(limit)
-                v = np.where(over[..., None], clamped, v)
-        swing = _swing_to(v)
-    out = swing @ _axis_angle_matrix(np.broadcast_to(np.array([0.0, 1.0, 0.0]), v.shape), twist)
+    ``items`` as the solvers move a bone (``fabrik.kernels.constraints.project_local``): its +Y
+    onto the nearest allowed direction, its twist about +Y clamped to the joint's twist range (a
+    hinge's held at 0 without a ``Twist``, a cone's free), then put back together as the smallest
+    rotation onto the new +Y followed by the twist. Rotations that keep the limits come back as
+    they are."""
+    from fabrik.kernels.constraints import project_local
+
+    row = pack_limits({0: tuple(items)}, 1)[0]
+    shape = M.shape[:-2]
+    v = np.ascontiguousarray(M[..., :, 1].reshape(-1, 3))
+    psi = np.ascontiguousarray(_twist_y(M).reshape(-1))
+    new_v = np.empty_like(v)
+    new_psi = np.empty_like(psi)
+    project_local(row, v, psi, new_v, new_psi)
+    new_v = new_v.reshape(shape + (3,))
+    out = _swing_to(new_v) @ _axis_angle_matrix(np.broadcast_to(np.array([0.0, 1.0, 0.0]), new_v.shape),
+                                                new_psi.reshape(shape))
     keep = child_violation(items, M) <= 0.0
     return np.where(keep[..., None, None], M, out)
 

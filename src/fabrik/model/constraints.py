@@ -1,4 +1,6 @@
-"""Joint limits: rotational (``Cone``, ``Hinge``) and orientational (``Twist``) constraints.
+"""Joint limits on models: frames, the mappings ``with_constraints`` takes, random poses within
+the limits. The limit types themselves (``Cone``, ``Hinge``, ``Twist``: parameters, packing,
+measure, JSON, drawing) are ``fabrik.limits``, re-exported here.
 
 Conventions (details and figures in docs/constraints.md):
 
@@ -8,231 +10,22 @@ Conventions (details and figures in docs/constraints.md):
 * A limit attached to joint ``i`` restricts bone ``i`` (the bone leaving joint ``i``) relative to
   its parent frame: the frame of bone ``i - 1``, or for the root joint the chain's fixed *root
   frame* (+Y along the rest direction of bone 0, +Z from ``Chain.up``; see ``root_frame``).
-* ``Cone(up, down, left, right)``: four half-angles in (0, pi), radians, measured from the parent
-  bone direction towards the parent frame's +Z, -Z, -X and +X axes. Equal angles give a circular
-  cone; otherwise each quadrant is bounded by a quarter of an elliptical cone (the paper's
-  irregular cone, Fig. 4). Angles over pi/2 are allowed (Fig. 6). Precisely, a direction with
-  coordinates (x, y, z) in the parent frame is allowed when
-  ``y|y| >= s_x x^2 + s_z z^2`` with ``s = cot(angle) |cot(angle)|`` for the quadrant's angles.
-* ``Hinge(axis, min, max)``: the bone stays in the plane normal to ``axis`` (a unit 3-vector in
-  the parent frame, perpendicular to the parent bone's +Y) and its signed angle from the parent
-  bone direction, right-handed about ``axis``, lies in [min, max]. An elbow: Hinge((1,0,0), 0, 2.1).
-  A hinge is one degree of freedom: without an explicit ``Twist`` its twist is held at 0.
-* ``Twist(min, max)``: the rotation of the bone's frame about its own +Y relative to the parent
-  frame carried onto the bone by the smallest rotation (swing-twist decomposition), in [min, max].
-  Without a ``Twist`` (and for cones) the twist is free.
-
-The kernels receive the limits packed in one float64 row per joint (``fabrik.model.limit_layout``);
-each limit type writes its own columns (``pack``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
-from fabrik.model.limit_layout import (COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST, COL_TWIST_FLAG, COL_TYPE, TYPE_CONE,
-                                        TYPE_HINGE)
+from fabrik.limits import Cone, Hinge, Twist  # noqa: F401  (re-exported)
+from fabrik.limits.base import joint_limits, twist_excess  # noqa: F401  (re-exported)
+from fabrik.limits.cone import MIN_CONE_ANGLE  # noqa: F401  (re-exported)
 
-#: |cot(angle)|^2 below this is treated as exactly 0 (an angle within ~1e-7 rad of pi/2)
-_FLAT = 1e-14
-#: the narrowest cone angle taken (radians, 0.57 degrees), and pi minus it the widest: cot(1e-300)^2
-#: overflows, and the fuzzing run of issue 31 (benchmarks/fuzz_limits.py) found cones missed by up
-#: to 5e-3 rad with quadrants of 1e-6 beside pi - 1e-6 rad and by up to 7e-5 rad at 1e-3, none
-#: at 0.01 (docs/constraints.md, "Edge cases")
-MIN_CONE_ANGLE = 1e-2
 #: the non-zero bone lengths of a model with joint limits span at most this many decades
 #: (``check_limited_scale``)
 MAX_SCALE_DECADES = 6.0
-
-
-def _angle(value, owner: str, field_name: str, lo: float, hi: float, *, open_lo=False, open_hi=False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError, OverflowError):  # (OverflowError: an int beyond float64)
-        raise ValueError(f"{owner}.{field_name} must be a number (radians), got {value!r:.80}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{owner}.{field_name} must be finite, got {value!r}")
-    if v < lo or v > hi or (open_lo and v == lo) or (open_hi and v == hi):
-        lb = "(" if open_lo else "["
-        rb = ")" if open_hi else "]"
-        raise ValueError(f"{owner}.{field_name} must be in {lb}{lo:g}, {hi:g}{rb} radians, got {v!r}")
-    return v
-
-
-@dataclass(frozen=True)
-class Cone:
-    """A ball-and-socket limit: the irregular cone of the paper (section 4.3, Figs. 3-6).
-
-    Attributes (radians, each in [``MIN_CONE_ANGLE``, pi - ``MIN_CONE_ANGLE``], 0.01 from 0 and
-    pi): ``up``, ``down``, ``left``, ``right``: the largest angle between the parent bone
-    direction (+Y of the parent frame) and the bone, towards the parent frame's +Z, -Z, -X and +X
-    axes respectively.
-    """
-
-    up: float
-    down: float
-    left: float
-    right: float
-
-    def __post_init__(self):
-        for name in ("up", "down", "left", "right"):
-            v = _angle(getattr(self, name), "Cone", name, 0.0, math.pi, open_lo=True, open_hi=True)
-            if not MIN_CONE_ANGLE <= v <= math.pi - MIN_CONE_ANGLE:
-                raise ValueError(f"Cone.{name} must be in [{MIN_CONE_ANGLE:g}, pi - {MIN_CONE_ANGLE:g}] radians, got "
-                                 f"{v!r}: a narrower cone cannot be told from a fixed bone in float64 (use a Hinge "
-                                 "with min == max to hold a bone at one angle)")
-            object.__setattr__(self, name, v)
-
-    @classmethod
-    def circular(cls, angle: float) -> "Cone":
-        """A circular cone of half-angle ``angle`` (radians)."""
-        return cls(angle, angle, angle, angle)
-
-    def signed_cot2(self) -> tuple[float, float, float, float]:
-        """(s_right, s_left, s_up, s_down) with s = cot(a)|cot(a)| (0 within ~1e-7 rad of pi/2)."""
-        out = []
-        for a in (self.right, self.left, self.up, self.down):
-            c = math.cos(a) / math.sin(a)
-            s = c * abs(c)
-            out.append(0.0 if abs(s) < _FLAT else s)
-        return tuple(out)
-
-    def contains(self, direction, tol: float = 0.0) -> bool:
-        """True when the direction (3,), in the parent frame, is inside the cone (angle slack ``tol``)."""
-        return bool(cone_violation(self, direction) <= tol)
-
-    def pack(self, row: np.ndarray, planar: bool = False) -> None:
-        """Write this limit into a packed row (``fabrik.model.limit_layout``). A 2D chain's cone
-        (``planar``, frames with +Z out of the plane) is the in-plane hinge Hinge((0, 0, 1), -right,
-        left): its up and down angles bound out-of-plane motion, which a planar chain does not have."""
-        if planar:
-            row[COL_TYPE] = TYPE_HINGE
-            row[COL_AXIS:COL_AXIS + 3] = (0.0, 0.0, 1.0)
-            row[COL_HINGE:COL_HINGE + 2] = (-self.right, self.left)
-        else:
-            row[COL_TYPE] = TYPE_CONE
-            row[COL_CONE:COL_CONE + 4] = self.signed_cot2()
-
-
-@dataclass(frozen=True)
-class Hinge:
-    """A one-degree-of-freedom hinge (the paper's Fig. 7; an elbow or a knee).
-
-    Attributes: ``axis``: unit 3-tuple in the parent frame, perpendicular to the parent bone
-    direction +Y; ``min``, ``max``: the allowed signed angle (radians, in [-pi, pi], min <= max)
-    from the parent bone direction to the bone, right-handed about ``axis``. The axis given may
-    have any length: it is normalised on construction (``Hinge((5, 0, 0), 0, 1).axis`` is
-    ``(1.0, 0.0, 0.0)``); a zero or non-finite axis, or one off the plane perpendicular to +Y by
-    more than 1e-6, is refused.
-    """
-
-    axis: tuple[float, float, float]
-    min: float
-    max: float
-
-    def __post_init__(self):
-        try:
-            axis = np.array(self.axis, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"Hinge.axis must be 3 numbers, got {self.axis!r:.80}") from None
-        if axis.shape != (3,) or not np.isfinite(axis).all():
-            raise ValueError(f"Hinge.axis must be 3 finite numbers, got {self.axis!r}")
-        if np.abs(axis).max() > 0.0:
-            axis = axis / np.abs(axis).max()  # so that the norm cannot overflow
-        norm = float(np.linalg.norm(axis))
-        if norm == 0.0:
-            raise ValueError("Hinge.axis must be non-zero")
-        axis = axis / norm
-        if abs(axis[1]) > 1e-6:
-            raise ValueError("Hinge.axis must be perpendicular to the parent bone direction (+Y of the parent "
-                             f"frame, i.e. its y component must be 0), got {self.axis!r}")
-        axis[1] = 0.0
-        axis /= np.linalg.norm(axis)
-        object.__setattr__(self, "axis", tuple(float(a) for a in axis))
-        lo = _angle(self.min, "Hinge", "min", -math.pi, math.pi)
-        hi = _angle(self.max, "Hinge", "max", -math.pi, math.pi)
-        if lo > hi:
-            raise ValueError(f"Hinge.min must be <= Hinge.max, got min={lo!r}, max={hi!r}")
-        object.__setattr__(self, "min", lo)
-        object.__setattr__(self, "max", hi)
-
-    def pack(self, row: np.ndarray, planar: bool = False) -> None:
-        """Write this limit into a packed row (``fabrik.model.limit_layout``); without a ``Twist``
-        a hinge holds its twist at 0."""
-        row[COL_TYPE] = TYPE_HINGE
-        row[COL_AXIS:COL_AXIS + 3] = self.axis
-        row[COL_HINGE:COL_HINGE + 2] = (self.min, self.max)
-        if row[COL_TWIST_FLAG] == 0:
-            row[COL_TWIST_FLAG] = 1.0
-            row[COL_TWIST:COL_TWIST + 2] = 0.0
-
-
-@dataclass(frozen=True)
-class Twist:
-    """An orientational limit (Algorithm 2): the bone's twist about itself in [min, max] radians.
-
-    The twist is measured against the parent frame carried onto the bone by the smallest rotation;
-    both bounds in [-pi, pi], min <= max. Twists are angles, read modulo 2 pi: ``Twist(-pi, pi)``
-    leaves the twist free, ``Twist(pi, pi)`` and ``Twist(-pi, -pi)`` both hold it at the half turn,
-    and a range touching pi also holds -pi, the same angle (``twist_excess``).
-    """
-
-    min: float
-    max: float
-
-    def __post_init__(self):
-        lo = _angle(self.min, "Twist", "min", -math.pi, math.pi)
-        hi = _angle(self.max, "Twist", "max", -math.pi, math.pi)
-        if lo > hi:
-            raise ValueError(f"Twist.min must be <= Twist.max, got min={lo!r}, max={hi!r}")
-        object.__setattr__(self, "min", lo)
-        object.__setattr__(self, "max", hi)
-
-    def pack(self, row: np.ndarray, planar: bool = False) -> None:
-        """Write this limit into a packed row (``fabrik.model.limit_layout``)."""
-        row[COL_TWIST_FLAG] = 1.0
-        row[COL_TWIST:COL_TWIST + 2] = (self.min, self.max)
-
-
-CONSTRAINT_TYPES = (Cone, Hinge, Twist)
-
-
-# --- measuring (pure numpy; used by tests and reports, independent of the kernels) --------------
-def twist_excess(twist, lo: float, hi: float):
-    """How far (radians, >= 0) the angle ``twist`` (a number or an array) lies outside [lo, hi],
-    read modulo 2 pi (so -pi is inside ``Twist(pi, pi)``); 0 inside. A range of 2 pi or more
-    holds every angle."""
-    width = hi - lo
-    if width >= 2.0 * math.pi:
-        return np.zeros_like(np.asarray(twist, dtype=np.float64)) + 0.0
-    t = np.mod(np.asarray(twist, dtype=np.float64) - lo, 2.0 * math.pi)
-    out = np.where(t <= width, 0.0, np.minimum(t - width, 2.0 * math.pi - t))
-    return float(out) if out.ndim == 0 else out
-
-
-def cone_violation(cone: Cone, direction) -> float:
-    """How far (radians) a direction (3,) in the parent frame is outside ``cone``; <= 0 inside.
-
-    For the direction's azimuth the boundary polar angle is found from the cone's quadric and the
-    difference of polar angles is returned (exact on the boundary, a lower bound off it).
-    """
-    d = np.asarray(direction, dtype=np.float64)
-    d = d / np.linalg.norm(d)
-    x, y, z = d
-    s_r, s_l, s_u, s_d = cone.signed_cot2()
-    sx = s_r if x >= 0 else s_l
-    sz = s_u if z >= 0 else s_d
-    rho2 = x * x + z * z
-    polar = math.atan2(math.sqrt(rho2), y)
-    if rho2 == 0.0:
-        return polar - 0.0 if y > 0 else math.pi - max(cone.up, cone.down, cone.left, cone.right)
-    s = (sx * x * x + sz * z * z) / rho2  # = cot(limit)|cot(limit)| at this azimuth
-    limit = math.atan2(1.0, math.copysign(math.sqrt(abs(s)), s))
-    return polar - limit
 
 
 def hinge_angle(axis, parent_direction, direction) -> float:
@@ -369,27 +162,8 @@ def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
 
 
 # --- normalising mappings ----------------------------------------------------------------------
-def _as_tuple(value, where: str) -> tuple:
-    items = (value,) if isinstance(value, CONSTRAINT_TYPES) else value
-    try:
-        items = tuple(items)
-    except TypeError:
-        raise ValueError(f"{where}: expected a Cone, Hinge or Twist (or a list of them), got {value!r}") from None
-    rotational = 0
-    twists = 0
-    for item in items:
-        if not isinstance(item, CONSTRAINT_TYPES):
-            raise ValueError(f"{where}: expected Cone, Hinge or Twist objects, got {item!r}")
-        if isinstance(item, Twist):
-            twists += 1
-        else:
-            rotational += 1
-    if rotational > 1:
-        raise ValueError(f"{where}: at most one rotational limit (Cone or Hinge) per joint, got {rotational}")
-    if twists > 1:
-        raise ValueError(f"{where}: at most one Twist per joint, got {twists}")
-    # canonical order: rotational limit first, then twist
-    return tuple(sorted(items, key=lambda c: isinstance(c, Twist)))
+#: a joint's limits checked and ordered (``fabrik.limits.base.joint_limits``)
+_as_tuple = joint_limits
 
 
 def normalise_chain_constraints(chain, mapping: Mapping[Any, Any]) -> dict[int, tuple]:
@@ -451,13 +225,13 @@ def check_limited_scale(lengths, name_of) -> None:
 
 
 def _check_planar(items, where: str) -> None:
-    """2D chains stay in their plane: hinges about the out-of-plane axis, twists that allow 0."""
+    """2D chains stay in their plane: every limit must have a meaning there (``planar_range``:
+    hinges about the out-of-plane axis, twists that allow 0, ...); ValueError naming ``where``."""
     for item in items:
-        if isinstance(item, Hinge) and abs(abs(item.axis[2]) - 1.0) > 1e-9:
-            raise ValueError(f"{where}: a 2D chain's Hinge.axis must be (0, 0, +-1) (out of the plane), "
-                             f"got {item.axis}")
-        if isinstance(item, Twist) and not item.min <= 0.0 <= item.max:
-            raise ValueError(f"{where}: a 2D chain's Twist range must include 0, got [{item.min}, {item.max}]")
+        try:
+            item.planar_range()
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
 
 
 def reference_rotations(skeleton, value) -> np.ndarray:
@@ -526,24 +300,9 @@ def normalise_skeleton_constraints(skeleton, mapping: Mapping[Any, Any]) -> dict
 
 # --- random poses within the limits ---------------------------------------------------------------
 def _sample_local_direction(items, rng) -> np.ndarray:
-    rotational = next((c for c in items if not isinstance(c, Twist)), None)
-    if isinstance(rotational, Hinge):
-        theta = rng.uniform(rotational.min, rotational.max)
-        a = np.array(rotational.axis)
-        y = np.array([0.0, 1.0, 0.0])
-        return math.cos(theta) * y + math.sin(theta) * np.cross(a, y)
-    if isinstance(rotational, Cone):
-        widest = max(rotational.up, rotational.down, rotational.left, rotational.right)
-        cos_lo = math.cos(widest)
-        for _ in range(10000):
-            # uniform on the spherical cap of the widest angle, then keep the ones inside
-            c = rng.uniform(cos_lo, 1.0)
-            phi = rng.uniform(-math.pi, math.pi)
-            s = math.sqrt(max(0.0, 1.0 - c * c))
-            d = np.array([s * math.cos(phi), c, s * math.sin(phi)])
-            if cone_violation(rotational, d) <= 0.0:
-                return d
-        return np.array([0.0, 1.0, 0.0])
+    rotational = next((c for c in items if c.rotational), None)
+    if rotational is not None:
+        return rotational.sample_direction(rng)
     v = rng.normal(size=3)
     return v / np.linalg.norm(v)
 
@@ -551,9 +310,10 @@ def _sample_local_direction(items, rng) -> np.ndarray:
 def random_pose(chain, rng=None) -> tuple[np.ndarray, np.ndarray]:
     """A random pose of ``chain`` satisfying all its limits: (positions (n, 3), frames (n, 3, 3)).
 
-    Bone directions are drawn uniformly from each joint's allowed region (unconstrained joints:
-    any direction; 2D chains: in-plane angles within the in-plane limits), twists uniformly from
-    the twist range (0 for a hinge without one, and for 2D chains). The root stays at its rest
+    Bone directions are drawn from each joint's allowed region (``sample_direction`` of its
+    rotational limit; unconstrained joints: any direction; 2D chains: in-plane angles within
+    ``planar_range``), twists uniformly from the twist range (the held twist of a hinge without
+    one; 0 on 2D chains). The root stays at its rest
     position. Useful to make targets that are known to be reachable within the limits.
     """
     from fabrik.model.chain import Chain
@@ -570,24 +330,19 @@ def random_pose(chain, rng=None) -> tuple[np.ndarray, np.ndarray]:
     for i in range(n - 1):
         items = chain.constraints.get(i, ())
         if chain.dim == 2:
-            cone = next((c for c in items if isinstance(c, Cone)), None)
-            hinge = next((c for c in items if isinstance(c, Hinge)), None)
-            if cone is not None:
-                lo, hi = -cone.right, cone.left
-            elif hinge is not None:
-                lo, hi = (hinge.min, hinge.max) if hinge.axis[2] > 0 else (-hinge.max, -hinge.min)
-            else:
-                lo, hi = -math.pi, math.pi
+            rotational = next((c for c in items if c.rotational), None)
+            lo, hi = rotational.planar_range() if rotational is not None else (-math.pi, math.pi)
             theta = rng.uniform(lo, hi)
             local = np.array([-math.sin(theta), math.cos(theta), 0.0])
             psi = 0.0
         else:
             local = _sample_local_direction(items, rng)
-            twist = next((c for c in items if isinstance(c, Twist)), None)
+            twist = next((c for c in items if not c.rotational), None)
+            held = next((c.twist_range for c in items if c.rotational and c.twist_range is not None), None)
             if twist is not None:
-                psi = rng.uniform(twist.min, twist.max)
-            elif any(isinstance(c, Hinge) for c in items):
-                psi = 0.0
+                psi = rng.uniform(*twist.twist_range)
+            elif held is not None:  # a hinge's twist is held at 0
+                psi = held[0]
             else:
                 psi = rng.uniform(-math.pi, math.pi)
         d = parent @ local

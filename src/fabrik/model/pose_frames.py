@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from fabrik.model.constraints import Cone, Hinge, Twist, twist_excess
+from fabrik.limits.base import joint_violation
 from fabrik.model.rig import rig
 
 
@@ -146,32 +146,18 @@ def _vec_twist(H, Fc) -> np.ndarray:
     return np.arctan2(np.einsum("...i,...i->...", fz, gx), np.einsum("...i,...i->...", fz, gz))
 
 
-def _vec_cone_violation(cone: Cone, v) -> np.ndarray:
-    """``cone_violation`` for many parent-frame directions v (..., 3) (unit), vectorised."""
-    s_r, s_l, s_u, s_d = cone.signed_cot2()
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    sx = np.where(x >= 0, s_r, s_l)
-    sz = np.where(z >= 0, s_u, s_d)
-    rho2 = x * x + z * z
-    polar = np.arctan2(np.sqrt(rho2), y)
-    safe = np.where(rho2 > 0, rho2, 1.0)
-    sv = (sx * x * x + sz * z * z) / safe
-    limit = np.arctan2(1.0, np.copysign(np.sqrt(np.abs(sv)), sv))
-    on_axis = np.where(y > 0, 0.0, math.pi - max(cone.up, cone.down, cone.left, cone.right))
-    return np.where(rho2 > 0, polar - limit, on_axis)
-
-
 def limit_violations(skeleton, positions, frames, directions_only: bool = False) -> np.ndarray:
     """How far (radians) each joint's limit is exceeded; (..., n), 0 where every limit holds.
 
     Pure numpy, independent of the kernels; ``positions`` (..., n, 3) and ``frames``
     (..., n, 3, 3) may carry leading axes (e.g. frames of a motion). For each non-zero bone c
-    limited by joint j = parent(c), in its reference frame ``H = frames[j] R0[j]^T R0[c]``, with
-    v the bone's direction (from ``positions``) in H: a ``Cone``'s ``cone_violation``; a
-    ``Hinge``'s angle out of its plane and beyond its range; a ``Twist``'s (and a hinge's implicit
-    zero twist's) excess of ``frames[c]``'s twist relative to H. Also counted: the angle between
-    ``frames[c]``'s +Y and the bone. Entry j is the worst over j's bones. ``directions_only``:
-    the bones' directions alone, twists left out (what positions show).
+    limited by joint j = parent(c), in its reference frame ``H = frames[j] Rig.limit_Q[c]``, with
+    v the bone's direction (from ``positions``) in H and the twist of ``frames[c]`` relative to
+    H: the joint's limits' own measure (``fabrik.limits.base.joint_violation``: a cone's excess,
+    a hinge's angle out of its plane and range, a twist's excess, a hinge's zero twist without
+    one). Also counted: the angle between ``frames[c]``'s +Y and the bone. Entry j is the worst
+    over j's bones. ``directions_only``: the bones' directions alone, twists left out (what
+    positions show).
     """
     arrays = rig(skeleton)
     p = np.asarray(positions, dtype=np.float64)
@@ -191,21 +177,8 @@ def limit_violations(skeleton, positions, frames, directions_only: bool = False)
         v = np.einsum("...ji,...j->...i", H, u)
         y_axis = F[..., c, :, 1]
         worst = np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1), np.einsum("...i,...i->...", y_axis, u))
-        twist = _vec_twist(H, F[..., c, :, :])
-        has_twist = False
-        for item in items:
-            if isinstance(item, Cone):
-                worst = np.maximum(worst, _vec_cone_violation(item, v))
-            elif isinstance(item, Hinge):
-                a = np.asarray(item.axis)
-                off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
-                theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
-                worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
-            elif isinstance(item, Twist) and not directions_only:
-                has_twist = True
-                worst = np.maximum(worst, twist_excess(twist, item.min, item.max))
-        if not has_twist and not directions_only and any(isinstance(item, Hinge) for item in items):
-            worst = np.maximum(worst, np.abs(twist))
+        twist = None if directions_only else _vec_twist(H, F[..., c, :, :])
+        worst = np.maximum(worst, joint_violation(items, v, twist))
         out[..., j] = np.maximum(out[..., j], worst)
     return out
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from fabrik.model._frozen import cached
 from fabrik.model.constraints import orthonormal_frame
-from fabrik.model.limit_layout import closed_forms, pack_limits
+from fabrik.kernels.limit_layout import COL_PARAMS, pack_limits
 
 
 class Rig(NamedTuple):
@@ -73,7 +73,7 @@ class Rig(NamedTuple):
 
     @property
     def limit_rows(self) -> np.ndarray:
-        """(n, 13) the packed limit rows (``pack_limits``; zeros where a joint has no limit)."""
+        """(n, w) the packed limit rows (``pack_limits``; zeros where a joint has no limit)."""
         return self.limits[1]
 
     @property
@@ -102,7 +102,7 @@ class Rig(NamedTuple):
 
 
 #: What the kernels get for a solve without limits: no limit tables, and no frames.
-NO_LIMITS = (np.zeros((0, 3, 3)), np.zeros((0, 13)), np.zeros((0, 2)), np.zeros((0, 7)), np.zeros(1, dtype=np.int64),
+NO_LIMITS = (np.zeros((0, 3, 3)), np.zeros((0, COL_PARAMS)), np.zeros((0, 2)), np.zeros((0, 7)), np.zeros(1, dtype=np.int64),
              np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)))
 NO_FRAMES = np.zeros((0, 3, 3))
 #: What the kernels get when limbs do not swing.
@@ -451,8 +451,15 @@ def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np
     elsewhere; ``hcs`` (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge
     with its twist held at 0 (a closed form), zeros elsewhere. (A skeleton without constraints gets
     rows of zeros: the frames are still followed when a constrained method solves it.)"""
-    rows = np.ascontiguousarray(pack_limits(constraints, Q.shape[0]))
-    circ, hcs = closed_forms(rows)
+    n = Q.shape[0]
+    rows = np.ascontiguousarray(pack_limits(constraints, n))
+    if constraints:
+        from fabrik.kernels.constraints import closed_forms  # (numba loads with the first limits)
+
+        circ, hcs = closed_forms(rows)
+    else:
+        circ, hcs = np.zeros((n, 2)), np.zeros((n, 7))
+        circ[:, 0] = 2.0
     return (Q, rows, circ, hcs, own_start, own_list, R0)
 
 

@@ -2,7 +2,7 @@
 
 ``fabrik.solve`` routes here when the chain has constraints (``Chain.with_constraints``) or the
 target carries a rotation (``target=(xyz, rotation)``). Conventions: docs/constraints.md and
-``fabrik.model.constraints``.
+``fabrik.limits``.
 
 Oriented targets: the rotation (scipy ``Rotation``, (4,) quaternion x, y, z, w, or (3, 3) matrix)
 is the wanted world frame of the last bone: its +Y axis is the last bone's direction (from the
@@ -41,8 +41,9 @@ import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.fabrik_constrained import fabrik_constrained, fabrik_constrained_polished
-from fabrik.model.constraints import Cone, Hinge, Twist, root_frame, swing_twist, twist_excess
-from fabrik.model.limit_layout import pack_limits
+from fabrik.kernels.limit_layout import pack_limits
+from fabrik.limits.base import joint_violation
+from fabrik.model.constraints import root_frame, swing_twist
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
@@ -65,7 +66,7 @@ _IDENTITY = np.eye(3)
 
 
 def prepare(chain):
-    """(packed limits (n, 13), root frame (3, 3)) for a chain, cached per chain object."""
+    """(packed limits (n, w), root frame (3, 3)) for a chain, cached per chain object."""
     hit = _PREPARED.get(chain)
     if hit is None:
         limits = np.ascontiguousarray(pack_limits(chain.constraints, chain.n_joints, planar=chain.dim == 2))
@@ -83,10 +84,11 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
     the same measure in pure NumPy, independent of the kernels: ``positions`` (..., n, d) in the
     chain's dimension and ``frames`` (..., n, 3, 3) (a constrained solve's ``extras["frames"]``)
     may carry leading axes. Joint i's limits restrict bone i (joint i -> i + 1) in the frame H of
-    bone i - 1 (the chain's fixed ``root_frame`` for joint 0); with v the bone's direction in H:
-    a ``Cone``'s ``cone_violation``; a ``Hinge``'s angle out of its plane and beyond its range; a
-    ``Twist``'s (and a hinge's implicit zero twist's) excess of ``frames[i]``'s twist relative to
-    H (3D chains only: a 2D chain has no twist). Also counted: the angle between ``frames[i]``'s
+    bone i - 1 (the chain's fixed ``root_frame`` for joint 0); with v the bone's direction in H
+    and the twist of ``frames[i]`` relative to H (3D chains only: a 2D chain has no twist), the
+    joint's limits' own measure (``fabrik.limits.base.joint_violation``, as for skeletons: a
+    cone's excess, a hinge's angle out of its plane and range, a twist's excess, a hinge's zero
+    twist without one). Also counted: the angle between ``frames[i]``'s
     +Y and the bone. A zero-length bone has no direction of its own: its frame's +Y stands for it
     (docs/constraints.md, "Edge cases"). ``directions_only``: the bones' directions alone, twists
     left out (what positions show), as the skeletons' measure takes it.
@@ -97,7 +99,7 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
     Raises:
         ValueError: shapes that do not match the chain.
     """
-    from fabrik.model.pose_frames import _vec_cone_violation, _vec_twist
+    from fabrik.model.pose_frames import _vec_twist
 
     n, dim = chain.n_joints, chain.dim
     p = np.asarray(positions, dtype=np.float64)
@@ -122,22 +124,8 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
         worst = np.where(bone, np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1),
                                           np.einsum("...i,...i->...", y_axis, u)), 0.0)
         v = np.einsum("...ji,...j->...i", H, u)
-        for item in items:
-            if isinstance(item, Cone):
-                worst = np.maximum(worst, _vec_cone_violation(item, v))
-            elif isinstance(item, Hinge):
-                a = np.asarray(item.axis)
-                off_plane = np.arcsin(np.minimum(1.0, np.abs(v @ a)))
-                theta = np.arctan2(np.cross([0.0, 1.0, 0.0], v) @ a, v[..., 1])
-                worst = np.maximum.reduce([worst, off_plane, twist_excess(theta, item.min, item.max)])
-        if dim == 3 and not directions_only:
-            twist = _vec_twist(H, F[..., i, :, :])
-            has_twist = any(isinstance(item, Twist) for item in items)
-            for item in items:
-                if isinstance(item, Twist):
-                    worst = np.maximum(worst, twist_excess(twist, item.min, item.max))
-                elif isinstance(item, Hinge) and not has_twist:
-                    worst = np.maximum(worst, np.abs(twist))
+        twist = _vec_twist(H, F[..., i, :, :]) if dim == 3 and not directions_only else None
+        worst = np.maximum(worst, joint_violation(items, v, twist))
         out[..., i] = worst
     return out
 

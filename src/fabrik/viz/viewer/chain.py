@@ -239,43 +239,34 @@ class ChainScene:
 
     # --- limits -----------------------------------------------------------------------------
     def _add_limits(self, scene, name: str) -> list:
-        from fabrik.model.constraints import Cone, Hinge, Twist
-        from fabrik.viz.viewer.limits import cone_mesh, hinge_mesh, twist_arc
-
+        """One scene node per limit, drawn from its ``drawing()`` (``fabrik.limits.base.Drawing``)."""
         nodes = []
         scale = float(np.min(self.chain.bone_lengths)) * 0.6
         for joint, items in sorted(self.chain.constraints.items()):
             for k, item in enumerate(items):
                 node = f"{name}/limits/j{joint}_{k}"
-                if isinstance(item, Cone):
-                    v, f = cone_mesh(item)
-                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale,
-                                                cast_shadow=False, receive_shadow=False)
-                elif isinstance(item, Hinge):
-                    v, f = hinge_mesh(item)
-                    h = scene.add_mesh_simple(node, v, f, color=LIMIT, opacity=0.45, side="double", scale=scale,
-                                                cast_shadow=False, receive_shadow=False)
-                elif isinstance(item, Twist):
-                    h = scene.add_line_segments(node, twist_arc(item), LIMIT, thickness=0.04, scale=scale)
-                else:  # pragma: no cover - the chain's constraints are checked on construction
-                    continue
-                nodes.append((h, joint, item))
+                drawing = item.drawing()
+                if drawing.segments is not None:
+                    h = scene.add_line_segments(node, drawing.segments, LIMIT, thickness=0.04, scale=scale)
+                else:
+                    h = scene.add_mesh_simple(node, drawing.vertices, drawing.faces, color=LIMIT, opacity=0.45,
+                                              side="double", scale=scale, cast_shadow=False, receive_shadow=False)
+                nodes.append((h, joint, drawing))
         return nodes
 
     def _place_limits(self, sol) -> None:
-        from fabrik.model.constraints import Twist
-
         frames = sol.extras["frames"]
         root_frame = sol.extras["root_frame"]
         active = set(sol.extras["active_constraints"])
-        for handle, joint, item in self.limit_nodes:
-            parent = root_frame if joint == 0 else frames[joint - 1]
-            if isinstance(item, Twist):
-                parent = frames[joint]  # the arc turns about the joint's own bone
+        for handle, joint, drawing in self.limit_nodes:
+            if drawing.frame == "bone":
+                frame = frames[joint]  # (a twist's arc turns about the joint's own bone)
+            else:
+                frame = root_frame if joint == 0 else frames[joint - 1]
             handle.position = tuple(to3(sol.positions[joint]))
-            handle.wxyz = tuple(matrix_to_wxyz(parent))
+            handle.wxyz = tuple(matrix_to_wxyz(frame))
             colour = ACTIVE if joint in active else LIMIT
-            if isinstance(item, Twist):
+            if drawing.segments is not None:
                 handle.colors = np.array(colour, dtype=np.uint8)
             else:
                 handle.color = colour
