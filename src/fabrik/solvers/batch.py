@@ -48,8 +48,14 @@ class BatchSolution(NamedTuple):
         status_names: ``fabrik.STATUSES``, the meaning of each code.
         frames: (N, n, 3, 3) joint frames per target (``fabrik-constrained``: each
             ``Solution.extras["frames"]``), else None.
-        orientation_error: (N,) radians between the last bone's frame and the target rotation
-            (oriented targets: ``extras["orientation_error"]``), else None.
+        orientation_error: (N,) radians between the last bone's frame (an arm's tip frame) and the
+            target rotation (oriented targets: ``extras["orientation_error"]``), else None.
+        effector_errors: skeletons: (N, k) float64 distance of each targeted joint to its target
+            (``extras["effector_error_array"]``; ``error`` is the largest), else None.
+        effectors: skeletons: the targeted joints' names, in the order of ``effector_errors``'
+            columns; else ().
+        joint_angles: arms: (N, m) joint values (``Solution.joint_angles``; radians, model units
+            for prismatic joints), else None.
     """
 
     positions: np.ndarray
@@ -61,6 +67,9 @@ class BatchSolution(NamedTuple):
     status_names: tuple = STATUSES
     frames: np.ndarray | None = None
     orientation_error: np.ndarray | None = None
+    effector_errors: np.ndarray | None = None
+    effectors: tuple = ()
+    joint_angles: np.ndarray | None = None
 
     def statuses(self) -> np.ndarray:
         """The status of every target as a string array (``status_names[status]``)."""
@@ -77,7 +86,7 @@ class BatchSolution(NamedTuple):
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
                 method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
-                device: str | None = None, progress: bool = False,
+                device: str | None = None, progress: bool = False, effectors=None,
                 **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
 
@@ -113,11 +122,13 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             (a ValueError), before any work, for more targets than the memory available holds
             (``batch_bytes``).
     """
-    if not isinstance(model, Chain):
-        raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
-                         "one target at a time with fabrik.solve")
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str), got {method!r}")
+    if not isinstance(model, Chain):
+        return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
+                            progress, effectors, options)
+    if effectors is not None:
+        raise ValueError("effectors names a skeleton's targeted joints; a chain has one effector, its last joint")
     rotations = None
     if isinstance(targets, tuple) and len(targets) == 2 and np.ndim(targets[0]) == 2:
         targets, rotations = targets
@@ -188,6 +199,48 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device, progress,
+                 effectors, options) -> BatchSolution:
+    """``solve_batch`` for a skeleton or an arm (``fabrik.solvers.batch_skeleton``,
+    ``fabrik.solvers.batch_arm``)."""
+    from fabrik.model.arm import Arm
+    from fabrik.model.skeleton import Skeleton
+
+    if not isinstance(model, (Skeleton, Arm)):
+        raise ValueError(f"solve_batch solves a fabrik.Chain, fabrik.Skeleton or fabrik.Arm, got "
+                         f"{type(model).__name__}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if layout is not None:
+        raise ValueError(f"layout={layout!r} is for chains; a skeleton or an arm batch runs one solve per numba "
+                         "thread at a time (leave layout out)")
+    if device is not None and backend != "warp":
+        raise ValueError("device is a Warp option (backend='warp')")
+    _check_threads(threads)
+    if backend == "warp":
+        from fabrik.solvers.batch_device import on_host
+
+        return on_host(lambda t, i, r, o: _solve_other(model, t, i, r, tol, max_iter, method, "numba", None, threads,
+                                                     None, progress, effectors, o),
+                       model, targets, initial, root, device, options)
+    if isinstance(model, Skeleton):
+        from fabrik.solvers.batch_skeleton import solve_skeleton_batch
+
+        return solve_skeleton_batch(model, targets, effectors=effectors, initial=initial, root=root, tol=tol,
+                                    max_iter=max_iter, method=method, threads=threads, progress=progress,
+                                    options=options, run_parallel=_parallel, in_slices=_in_slices,
+                                    solution=BatchSolution)
+    if effectors is not None:
+        raise ValueError("effectors names a skeleton's targeted joints; an arm's effector is its tip")
+    if root is not None:
+        raise ValueError("an arm's base is fixed; root is not used (express the targets in the base frame)")
+    from fabrik.solvers.batch_arm import solve_arm_batch
+
+    return solve_arm_batch(model, targets, initial=initial, tol=tol, max_iter=max_iter, method=method,
+                           threads=threads, progress=progress, options=options, run_parallel=_parallel,
+                           solution=BatchSolution)
 
 
 def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,
