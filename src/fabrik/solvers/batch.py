@@ -72,13 +72,17 @@ class BatchSolution(NamedTuple):
     joint_angles: np.ndarray | None = None
 
     def statuses(self) -> np.ndarray:
-        """The status of every target as a string array (``status_names[status]``)."""
-        return np.asarray(self.status_names)[self.status]
+        """The status of every target as a string array (``status_names[status]``; an answer on a
+        device is copied to the host for it)."""
+        return np.asarray(self.status_names)[_host(self.status)]
 
     def __len__(self) -> int:  # the number of targets, not the tuple's fields
         return self.positions.shape[0]
 
     def __repr__(self) -> str:
+        if not isinstance(self.status, np.ndarray):  # on a device: no copy for a repr
+            return (f"BatchSolution(method={self.method!r}, targets={self.positions.shape[0]}, on "
+                    f"{getattr(self.positions, 'device', 'a device')})")
         counts = ", ".join(f"{name} {int(np.count_nonzero(self.status == k))}" for k, name in
                            enumerate(self.status_names))
         return f"BatchSolution(method={self.method!r}, targets={self.positions.shape[0]}, {counts})"
@@ -86,7 +90,7 @@ class BatchSolution(NamedTuple):
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
                 method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
-                device: str | None = None, progress: bool = False, effectors=None,
+                device: str | None = None, progress: bool = False, effectors=None, precision: str = "float64",
                 **options) -> BatchSolution:
     """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
 
@@ -124,6 +128,11 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     """
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str), got {method!r}")
+    if precision not in ("float64", "float32"):
+        raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
+    if precision != "float64" and (backend != "warp" or not isinstance(model, Chain)):
+        raise ValueError("precision='float32' is for chains on backend='warp'; the numba kernels (and skeletons and "
+                         "arms on any backend) solve in float64")
     if not isinstance(model, Chain):
         return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
                             progress, effectors, options)
@@ -154,6 +163,18 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     _check_threads(threads)
     tol = check_tol(tol)
     cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
+    if backend == "warp":
+        from fabrik.solvers.batch_device import is_device_array, solve_chain_on_device
+
+        if precision == "float32" or any(is_device_array(v) for v in (targets, initial, root)):
+            def host_solve(t, i, r):
+                return solve_batch(model, t, initial=i, root=r, tol=tol, max_iter=max_iter, layout="per-thread",
+                                   threads=threads, **options)
+
+            return solve_chain_on_device(model, targets, initial, root, tol=tol, cap=cap,
+                                         ceiling=chosen.chain.max_iter_ceiling, turn=opts.turn_start, device=device,
+                                         precision=precision, progress=progress, host_solve=host_solve,
+                                         solution=BatchSolution)
     dim = model._dim
     n = model.n_joints
     _check_batch_memory(targets, n, dim, constrained, rotations is not None,
@@ -199,6 +220,15 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def _host(values) -> np.ndarray:
+    """``values`` as a NumPy array (a device array through DLPack: Warp's ``numpy()`` copy)."""
+    if isinstance(values, np.ndarray):
+        return values
+    from fabrik.solvers.batch_device import to_host
+
+    return np.asarray(to_host(values))
 
 
 def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device, progress,
