@@ -53,7 +53,18 @@ def random_poses(skeleton, count: int, seed: int = 0, amplitude: float = 0.3) ->
 
 
 def _about(axis: str, degrees: np.ndarray) -> np.ndarray:
-    return Rotation.from_euler(axis, degrees.reshape(-1, 1), degrees=True).as_matrix().reshape(degrees.shape + (3, 3))
+    """Rotation matrices (..., 3, 3) about the x, y or z axis by ``degrees`` (...)."""
+    a = np.radians(degrees)
+    c, s = np.cos(a), np.sin(a)
+    out = np.zeros(a.shape + (3, 3))
+    i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
+    k = 3 - i - j
+    out[..., k, k] = 1.0
+    out[..., i, i] = c
+    out[..., j, j] = c
+    out[..., i, j] = -s
+    out[..., j, i] = s
+    return out
 
 
 def crowd_walk(characters: int, frames: int, fps: float = 60.0, seed: int = 0, skeleton=None):

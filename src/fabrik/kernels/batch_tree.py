@@ -46,8 +46,10 @@ def batch_tree(tree, groups, limits, target_idx, targets, initials, initial_fram
         if derive_frames:
             frames = np.empty((n, 3, 3))
             frames_from_pose(start, parents, lengths, Q, own_start, own_list, frames)
-        else:
+        elif root_matrix.shape[0] == 3:
             frames = initial_frames[i * fs].copy()
+        else:
+            frames = initial_frames[i * fs]  # (fabrik_tree copies its start frames)
         if root_matrix.shape[0] == 3:
             frames[0] = root_matrix
         released = np.zeros_like(groups[5])
