@@ -437,3 +437,43 @@ def test_huge_skeleton_batches_are_refused_before_any_work():
     with pytest.raises(InsufficientMemoryError, match="characters x 1,000,000 frames"):
         fabrik.solve_sequence(skeleton, paths)
 
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--parts", "chain,legs"], "--parts must name some of chain, skeleton, arm, crowd, float32"),
+    (["--crowd", "1000"], "--crowd must be CHARACTERSxFRAMES"),
+    (["--crowd", "10x0"], "--crowd frames must be >= 1"),
+    (["--skeleton-targets", "0"], "--skeleton-targets must be >= 1"),
+])
+def test_bench_batch_refuses_bad_options(argv, words, capsys):
+    from fabrik.cli import main
+
+    assert main(["bench", "batch", *argv]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_bench_batch_model_parts_run_small(capsys):
+    """The skeleton, arm and crowd parts on small sizes: every batch identical to fabrik.solve's."""
+    from fabrik_experiments.batch_bench import format_tables, run_batch_bench
+
+    result = run_batch_bench(parts=("skeleton", "arm", "crowd"), skeleton_targets=300, arm_targets=300, crowd=(4, 30),
+                             repeats=1)
+    for part in result["skeleton"]["sets"].values():
+        assert all(row["identical"] for row in part["sizes"]) and part["limited"]["identical"]
+    assert all(row["identical"] for row in result["arm"]["rows"])
+    assert result["crowd"]["game loop identical"]
+    text = format_tables(result)
+    assert "Skeleton batch" in text and "Arm batch" in text and "Crowd: 4 humanoids x 30 frames" in text
+
+
+def test_jax_arrays_in_and_out_in_float32():
+    _warp()
+    jnp = pytest.importorskip("jax.numpy", reason="JAX is not installed (pip install jax)")
+    chain, targets, initial, roots = _bent_chain_case(count=40, seed=9)
+    host = fabrik.solve_batch(chain, targets.astype(np.float32), initial=initial, root=roots, backend="warp",
+                              precision="float32", device="cpu")
+    result = fabrik.solve_batch(chain, jnp.asarray(targets, dtype=jnp.float32), initial=initial, root=roots,
+                                backend="warp", precision="float32")
+    assert type(result.positions).__module__.split(".")[0] in ("jax", "jaxlib")
+    np.testing.assert_array_equal(np.asarray(result.positions), host.positions)
+    np.testing.assert_array_equal(np.asarray(result.status), host.status)

@@ -11,13 +11,16 @@
   ``fabrik_tree`` call, the kernel ``fabrik.solve`` calls), and ``solve_batch``; then, on one
   thread in CPU time, ``prange``, ``solve_batch`` and ``solve_batch`` with ``max_iter=0`` (the
   per-solve set-up alone: what no arrangement of the iterations can remove), and the same
-  skeleton with human joint limits (``fabrik.constraints.humanoid``).
+  skeleton with human joint limits (``fabrik.constraints.humanoid``), its targets the effectors
+  of poses the limits allow (the limited solver's answers to the set's targets), from the same
+  starts.
 * ``run_arm_bench``: ``fabrik.models.dhm_arm()``, random reachable pose targets (``random_angles``
   through ``fabrik.forward``) from the rest angles: the loop and ``solve_batch``, and one thread in
   CPU time; position targets at the largest size.
 * ``run_crowd_bench``: ``characters`` humanoids walking for ``frames`` frames at 60 Hz
   (``crowd_motion.crowd_walk``): the whole crowd in one ``fabrik.solve_sequence`` call, a game's
-  loop of one ``solve_batch`` per frame (all characters, each from its last answer), and
+  loop of one ``solve_batch`` per frame (all characters, each from its last answer; on all
+  threads and on one: each call starts numba's threads and waits for the last of them), and
   ``fabrik.solve`` in a loop (on ``CROWD_LOOP`` characters x frames); the real-time factor is the
   take's duration over the time taken.
 * ``run_float32_bench``: the Table 1 chain on Warp's CPU device (and CUDA where present), float64
@@ -63,7 +66,7 @@ def _sizes(max_targets: int) -> list[int]:
     return out + [max_targets]
 
 
-@njit(parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy")
 def prange_tree(tree, groups, limits, target_idx, targets, starts, no_frames, roots, tol, max_iter, root_fixed,
                 limb_tops, out_p, out_it, out_code):
     """The plain parallel kernel the skeleton rows compare against: ``prange`` over targets, each
@@ -163,11 +166,11 @@ def run_skeleton_bench(max_targets: int = 100_000, repeats: int = 3, progress=No
                         ("set-up us", lambda: batch(skeleton, t, st, r, threads=1, max_iter=0))):
             seconds, _ = _best(fn, repeats, time.process_time)
             cpu[key] = seconds / cpu_n * 1e6
-        # limits
+        # limits: targets the limits allow (the effectors of the limited solver's answers to the set)
         lim_n = min(LOOP_LIMIT // 4, max_targets)
-        batch(limited, targets[:64], starts[:64], roots[:64])
-        s_loop, lim_singles = _best(lambda: _loop(limited, targets, starts, roots, lim_n), 1)
-        s_lim, lim = _best(lambda: batch(limited, targets, starts, roots), 1)
+        legal = np.ascontiguousarray(batch(limited, targets, starts, roots).positions[:, idx])
+        s_loop, lim_singles = _best(lambda: _loop(limited, legal, starts, roots, lim_n), 1)
+        s_lim, lim = _best(lambda: batch(limited, legal, starts, roots), 1)
         limited_row = {"targets": max_targets, "solve loop": lim_n / s_loop, "batch": max_targets / s_lim,
                        "batch / loop": (max_targets / s_lim) / (lim_n / s_loop),
                        "mean iterations": float(lim.iterations.mean()), "reached": float(lim.reached.mean()),
@@ -254,6 +257,7 @@ def run_crowd_bench(characters: int = 1000, frames: int = 600, repeats: int = 1,
         return last
 
     s_game, last = _best(game_loop, repeats)
+    s_game1, _ = _best(lambda: _with_threads(1, game_loop), repeats)
     lc, lf = min(CROWD_LOOP[0], characters), min(CROWD_LOOP[1], frames)
 
     def loop():
@@ -273,7 +277,7 @@ def run_crowd_bench(characters: int = 1000, frames: int = 600, repeats: int = 1,
             "crowd real-time factor": duration / seconds, "mean iterations": float(crowd.iterations.mean()),
             "reached": float(crowd.reached.mean()),
             "game loop seconds": s_game, "game loop ms per frame": s_game / frames * 1e3,
-            "game loop real-time factor": duration / s_game,
+            "game loop real-time factor": duration / s_game, "game loop 1 thread seconds": s_game1,
             "game loop identical": bool(np.array_equal(last.positions, crowd.positions[:, -1])),
             "solve loop per second": lc * lf / s_loop, "crowd / solve loop": (solves / seconds) / (lc * lf / s_loop)}
 
@@ -370,6 +374,9 @@ def format_model_tables(result: dict) -> str:
                   f"| solve_batch once a frame (game loop) | {crowd['game loop seconds']:.2f} | "
                   f"{crowd['characters'] * crowd['frames'] / crowd['game loop seconds']:,.0f} | "
                   f"{crowd['game loop real-time factor']:.2f}x |",
+                  f"| solve_batch once a frame, 1 thread | {crowd['game loop 1 thread seconds']:.2f} | "
+                  f"{crowd['characters'] * crowd['frames'] / crowd['game loop 1 thread seconds']:,.0f} | "
+                  f"{crowd['frames'] / crowd['fps'] / crowd['game loop 1 thread seconds']:.2f}x |",
                   f"| fabrik.solve in a loop | | {crowd['solve loop per second']:,.0f} | |",
                   f"Mean iterations {crowd['mean iterations']:.2f}, {100 * crowd['reached']:.1f}% reached; CPU time of "
                   f"the whole crowd {crowd['crowd cpu seconds']:.2f} s; game loop {crowd['game loop ms per frame']:.2f} "

@@ -181,10 +181,10 @@ def run_batch(args: argparse.Namespace) -> int:
         characters, frames = (int(v) for v in args.crowd.lower().split("x"))
     except ValueError:
         raise ValueError(f"--crowd must be CHARACTERSxFRAMES (e.g. 1000x600), got {args.crowd!r}") from None
-    check_count(characters, "--crowd characters", 1)
-    check_count(characters * frames, "--crowd characters x frames", 8 * (13 * 3 * 4 + 13 * 9 * 2 + 40), minimum=1)
     if frames < 1:
         raise ValueError(f"--crowd frames must be >= 1, got {frames}")
+    check_count(characters, "--crowd characters", 1)
+    check_count(characters * frames, "--crowd characters x frames", 8 * (13 * 3 * 4 + 13 * 9 * 2 + 40))
     if args.repeats < 1:
         raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     try:
