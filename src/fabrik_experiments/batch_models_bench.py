@@ -11,9 +11,8 @@
   ``fabrik_tree`` call, the kernel ``fabrik.solve`` calls), and ``solve_batch``; then, on one
   thread in CPU time, ``prange``, ``solve_batch`` and ``solve_batch`` with ``max_iter=0`` (the
   per-solve set-up alone: what no arrangement of the iterations can remove), and the same
-  skeleton with human joint limits (``fabrik.constraints.humanoid``), its targets the effectors
-  of poses the limits allow (the limited solver's answers to the set's targets), from the same
-  starts.
+  skeleton with human joint limits (``fabrik.constraints.humanoid``) on targets the limits allow
+  (``skeleton_sets``).
 * ``run_arm_bench``: ``fabrik.models.dhm_arm()``, random reachable pose targets (``random_angles``
   through ``fabrik.forward``) from the rest angles: the loop and ``solve_batch``, and one thread in
   CPU time; position targets at the largest size.
@@ -81,23 +80,32 @@ def prange_tree(tree, groups, limits, target_idx, targets, starts, no_frames, ro
         out_code[i] = code
 
 
-def skeleton_sets(count: int, seed: int = 0) -> dict:
+def skeleton_sets(count: int, seed: int = 0, skeleton=None) -> dict:
     """``{"tracking": (targets (N, 7, 3), starts (N, n, 3), roots (N, 3)), "cold": ...}`` for the
-    humanoid (module docstring)."""
-    skeleton = models.humanoid()
-    idx = [skeleton.index(e) for e in EFFECTORS]
+    humanoid (module docstring), or for ``skeleton`` (the humanoid with limits): then every target
+    is the effectors of a pose the limits allow, the limited solver's own answer (tracking: the
+    crowd solved with the limits, each start its answer to a frame, the targets its answer's
+    effectors one frame later; cold: its answers to the random targets, solved from the rest
+    pose)."""
+    body = models.humanoid()
+    skeleton = body if skeleton is None else skeleton
+    idx = [body.index(e) for e in EFFECTORS]
     per = 100
-    _, poses, roots = crowd_walk(math.ceil(count / per), per + 1, FPS, seed, skeleton)
+    _, poses, roots = crowd_walk(math.ceil(count / per), per + 1, FPS, seed, body)
     # each start the solver's own answer to the frame before (as a game's last frame), from a crowd solve
     answers = fabrik.solve_sequence(skeleton, {e: poses[:, :, j] for e, j in zip(EFFECTORS, idx)},
                                     initial=poses[:, 0], root=roots, **OPTIONS).positions
-    starts = answers[:, :-1].reshape(-1, skeleton.n_joints, 3)[:count]
-    tracking = (np.ascontiguousarray(poses[:, 1:, idx].reshape(-1, len(idx), 3)[:count]), np.ascontiguousarray(starts),
+    goals = poses if skeleton is body else answers
+    starts = answers[:, :-1].reshape(-1, body.n_joints, 3)[:count]
+    tracking = (np.ascontiguousarray(goals[:, 1:, idx].reshape(-1, len(idx), 3)[:count]), np.ascontiguousarray(starts),
                 np.ascontiguousarray(roots[:, 1:].reshape(-1, 3)[:count]))
-    cold_poses = random_poses(skeleton, count, seed)
-    rest = skeleton.rest_positions()
-    cold = (np.ascontiguousarray(cold_poses[:, idx]), np.repeat(rest[None], count, axis=0),
-            np.repeat(rest[None, 0], count, axis=0))
+    cold_goals = random_poses(body, count, seed)[:, idx]
+    rest = body.rest_positions()
+    starts, rests = np.repeat(rest[None], count, axis=0), np.repeat(rest[None, 0], count, axis=0)
+    if skeleton is not body:
+        cold_goals = fabrik.solve_batch(skeleton, cold_goals, effectors=EFFECTORS, initial=starts, root=rests,
+                                        **OPTIONS).positions[:, idx]
+    cold = (np.ascontiguousarray(cold_goals), starts, rests)
     return {"tracking": tracking, "cold": cold}
 
 
@@ -126,6 +134,7 @@ def run_skeleton_bench(max_targets: int = 100_000, repeats: int = 3, progress=No
     idx = np.array([skeleton.index(e) for e in EFFECTORS], dtype=np.int64)
     groups, limits, tops, root_fixed = _kernel_inputs(arrays, False, OPTIONS["rigid_sub_bases"], True, None, False)
     sets = skeleton_sets(max_targets)
+    limited_sets = skeleton_sets(max_targets, skeleton=limited)
     out = {"skeleton": "fabrik.models.humanoid() (13 joints)", "effectors": list(EFFECTORS), "options": OPTIONS,
            "tol": fabrik.DEFAULT_TOL, "sets": {}}
 
@@ -166,11 +175,11 @@ def run_skeleton_bench(max_targets: int = 100_000, repeats: int = 3, progress=No
                         ("set-up us", lambda: batch(skeleton, t, st, r, threads=1, max_iter=0))):
             seconds, _ = _best(fn, repeats, time.process_time)
             cpu[key] = seconds / cpu_n * 1e6
-        # limits: targets the limits allow (the effectors of the limited solver's answers to the set)
+        # limits: targets the limits allow (skeleton_sets)
         lim_n = min(LOOP_LIMIT // 4, max_targets)
-        legal = np.ascontiguousarray(batch(limited, targets, starts, roots).positions[:, idx])
-        s_loop, lim_singles = _best(lambda: _loop(limited, legal, starts, roots, lim_n), 1)
-        s_lim, lim = _best(lambda: batch(limited, legal, starts, roots), 1)
+        legal, lim_starts, lim_roots = limited_sets[name]
+        s_loop, lim_singles = _best(lambda: _loop(limited, legal, lim_starts, lim_roots, lim_n), 1)
+        s_lim, lim = _best(lambda: batch(limited, legal, lim_starts, lim_roots), 1)
         limited_row = {"targets": max_targets, "solve loop": lim_n / s_loop, "batch": max_targets / s_lim,
                        "batch / loop": (max_targets / s_lim) / (lim_n / s_loop),
                        "mean iterations": float(lim.iterations.mean()), "reached": float(lim.reached.mean()),
