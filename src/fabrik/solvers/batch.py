@@ -92,39 +92,54 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
                 method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
                 device: str | None = None, progress: bool = False, effectors=None, precision: str = "float64",
                 **options) -> BatchSolution:
-    """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
+    """Solve one model for many targets at once; every answer is ``fabrik.solve``'s for that target.
+
+    A chain is described below; a ``fabrik.Skeleton`` (``fabrik.solvers.batch_skeleton``: targets
+    (N, k, 3) for the joints ``effectors``, default its leaves, or ``{joint: (N, 3)}``) and a
+    ``fabrik.Arm`` (``fabrik.solvers.batch_arm``: targets (N, 3), ``(points, rotations)`` or
+    (N, 4, 4); ``initial`` (m,) or (N, m) joint values) take the same arguments otherwise
+    (docs/batch.md).
 
     Args:
         model: a ``fabrik.Chain``; one with joint limits is solved with ``fabrik-constrained``
-            (as ``fabrik.solve`` does), one target per thread.
+            (as ``fabrik.solve`` does), one target per thread. Or a skeleton or an arm (above).
         targets: (N, d) effector goals in the chain's units; or a pair (points (N, d), rotations)
             for oriented targets (N 3x3 matrices, e.g. ``fabrik.quat_xyzw(q)`` of N quaternions,
-            or a scipy ``Rotation`` of N; solved with ``fabrik-constrained``).
+            or a scipy ``Rotation`` of N; solved with ``fabrik-constrained``). With
+            ``backend="warp"`` a chain's targets (and ``initial``, ``root``) may be device
+            arrays: Warp arrays or anything with ``__dlpack__`` (torch, JAX, CuPy); the answers
+            are then device arrays of the same kind (``fabrik.solvers.batch_device``).
         initial: start pose, (n, d) for every target or (N, n, d) one per target; default the rest
             pose. Never written to.
         root: where the root must be, (d,) for every target or (N, d) one per target; default each
             start pose's root.
         tol, max_iter: as ``fabrik.solve`` (max_iter default: the method's cap).
-        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``).
+        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``; arms: every arm
+            method).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers;
-            default ``"lockstep"``); refused with ``backend="warp"``, which has one arrangement.
+            Skeletons and arms on ``"warp"`` run on the CPU with a ``HostFallbackWarning``.
+        layout: the numba backend's arrangement for chains, one of ``LAYOUTS`` (all give the same
+            answers; default ``"lockstep"``); refused with ``backend="warp"``, which has one
+            arrangement, and for skeletons and arms.
         threads: numba threads to use (default: all of numba's; with Warp, for the targets it
             hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
-        **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
+        effectors: a skeleton's targeted joints for an (N, k, 3) ``targets`` array.
+        precision: ``"float64"`` (default) or ``"float32"`` (chains on ``backend="warp"``).
+        **options: the method's options (``fabrik-constrained``: ``orientation_tol``; skeletons:
+            ``TrackingOptions``; arms: the arm method's, but ``time_budget`` and ``nearest``).
 
     Returns:
         A ``BatchSolution``; ``positions[k]``, ``iterations[k]``, ``error[k]`` and the status of
         target ``k`` equal ``fabrik.solve(model, targets[k], initial=..., root=...)``'s.
 
     Raises:
-        ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
-            bad shapes or numbers, unknown backend, layout, device or options; ``layout`` with
-            ``backend="warp"``; ``backend`` or ``layout`` with ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError``
-            (a ValueError), before any work, for more targets than the memory available holds
-            (``batch_bytes``).
+        ValueError: a model other than a chain, skeleton or arm, a method the batch does not run,
+            bad shapes or numbers, unknown backend, layout, device, precision or options;
+            ``layout`` with ``backend="warp"``; ``backend`` or ``layout`` with
+            ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError`` (a ValueError),
+            before any work, for more targets than the memory available holds (``batch_bytes``).
     """
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str), got {method!r}")
