@@ -49,7 +49,8 @@ bench-robot: $(STAMP)
 
 # docs/batch.md's table and figures; about 2 minutes
 bench-batch: $(STAMP)
-	$(BIN)/fabrik bench batch --repeats 5 --json benchmarks/results/batch.json --plot docs/img
+	$(BIN)/fabrik bench batch --parts chain --repeats 5 --json benchmarks/results/batch.json --plot docs/img
+	$(BIN)/fabrik bench batch --parts skeleton,arm,crowd,float32 --repeats 3 --json benchmarks/results/batch_models.json
 
 # the motion-capture tables of docs/results.md and docs/arms.md (needs ../shared/data/mocap)
 MOCAP_DIR ?= ../shared/data/mocap

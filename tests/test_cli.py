@@ -116,6 +116,7 @@ def test_bench_batch_prints_no_cuda_warning_without_a_gpu(tmp_path):
     if _has_cuda_driver():
         pytest.skip("this machine has a CUDA driver: Warp prints no such warning")
     run = subprocess.run([sys.executable, "-m", "fabrik", "bench", "batch", "--targets", "1000", "--repeats", "1",
+                          "--parts", "chain,float32",
                           "--lengths", "10", "--json", str(tmp_path / "b.json")],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr

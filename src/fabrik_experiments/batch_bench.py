@@ -116,8 +116,34 @@ def sizes_up_to(max_targets: int) -> list[int]:
     return out + [max_targets]
 
 
-def run_batch_bench(max_targets: int = 200_000, *, repeats: int = 3, lengths=LENGTHS, progress=None) -> dict:
-    """Run both parts; returns a JSON-ready dict (``format_tables`` prints it)."""
+#: The parts of ``fabrik bench batch`` (``--parts``): the chain tables above, and the skeleton,
+#: arm, crowd and float32 tables of ``fabrik_experiments.batch_models_bench``.
+PARTS = ("chain", "skeleton", "arm", "crowd", "float32")
+
+
+def run_batch_bench(max_targets: int = 200_000, *, repeats: int = 3, lengths=LENGTHS, progress=None, parts=PARTS,
+                    skeleton_targets: int = 100_000, arm_targets: int = 100_000, crowd=(1000, 600)) -> dict:
+    """Run the ``parts`` asked for; returns a JSON-ready dict (``format_tables`` prints it)."""
+    import numba
+
+    from fabrik_experiments import batch_models_bench as models_bench
+
+    result = {"experiment": "batch", "threads": numba.get_num_threads(), "repeats": repeats, "parts": list(parts)}
+    if "chain" in parts:
+        result.update(_run_chain_bench(max_targets, repeats, lengths, progress))
+    if "skeleton" in parts:
+        result["skeleton"] = models_bench.run_skeleton_bench(skeleton_targets, repeats, progress)
+    if "arm" in parts:
+        result["arm"] = models_bench.run_arm_bench(arm_targets, repeats, progress)
+    if "crowd" in parts:
+        result["crowd"] = models_bench.run_crowd_bench(crowd[0], crowd[1], 1, progress)
+    if "float32" in parts:
+        result["float32"] = models_bench.run_float32_bench(min(max_targets, 100_000), repeats, progress)
+    return result
+
+
+def _run_chain_bench(max_targets: int, repeats: int, lengths, progress) -> dict:
+    """The chain tables (module docstring)."""
     import numba
 
     threads = numba.get_num_threads()
@@ -187,7 +213,16 @@ def run_batch_bench(max_targets: int = 200_000, *, repeats: int = 3, lengths=LEN
 
 
 def format_tables(result: dict) -> str:
-    """The two tables of ``run_batch_bench``'s result as text."""
+    """The tables of ``run_batch_bench``'s result as text."""
+    from fabrik_experiments.batch_models_bench import format_model_tables
+
+    models = format_model_tables(result)
+    if "sizes" not in result:
+        return models.lstrip("\n")
+    return _format_chain_tables(result) + ("\n" + models if models else "")
+
+
+def _format_chain_tables(result: dict) -> str:
     rows = result["sizes"]
     names = [k for k in rows[0] if k not in ("targets", "mean iterations", "reached", "lockstep / baseline",
                                               "not identical")]
@@ -219,11 +254,13 @@ def format_tables(result: dict) -> str:
 
 def plot_batch_bench(result: dict, out_dir) -> list:
     """Two PNGs in ``out_dir``: solves per second against batch size, and time per solve against
-    chain length. Returns their paths."""
+    chain length (the chain part; none without it). Returns their paths."""
     from pathlib import Path
 
     from fabrik.viz._figures import pyplot, save
 
+    if "sizes" not in result:
+        return []
     plt = pyplot()
     out_dir = Path(out_dir)
     rows = result["sizes"]

@@ -7,9 +7,11 @@
   sinusoidal path in and out of reach, each step warm-started from the last pose.
 - ``fabrik bench arm FILE.bvh|FILE.npz [...] [--side left|right|both] [--joints S,E,W,T] [--methods ...] [--json PATH]
   [--plot DIR]``: the DHM pilot study, a 7-joint arm tracked from the recorded tip pose.
-- ``fabrik bench batch [--targets N] [--repeats R] [--lengths 10,100,...] [--json PATH] [--plot DIR]``:
+- ``fabrik bench batch [--targets N] [--repeats R] [--lengths 10,100,...] [--parts ...] [--skeleton-targets N]
+  [--arm-targets N] [--crowd NxF] [--json PATH] [--plot DIR]``:
   solves per second of ``fabrik.solve_batch`` against ``fabrik.solve`` in a loop and the plain
-  one-chain-per-thread compiled kernel, and the cost against chain length.
+  one-chain-per-thread compiled kernel, and the cost against chain length; skeleton (the humanoid), arm
+  (the DHM arm), crowd and float32 (Warp) tables.
 - ``fabrik bench robot URDF [--tip LINK] [--base LINK] [--targets N] [--seed S] [--methods ...]
   [--tol T,...] [--orientation-tol A,...] [--json PATH] [--plot DIR]``: random reachable pose targets on a
   robot arm, each method (and TRAC-IK, ikpy) from the same start, at each tolerance.
@@ -98,6 +100,14 @@ def add_parser(sub) -> None:
     batch.add_argument("--repeats", type=int, default=3, help="runs per figure, best kept (default 3)")
     batch.add_argument("--lengths", default="10,100,1000,10000",
                        help="comma-separated chain lengths (joints) of the scan (default 10,100,1000,10000)")
+    batch.add_argument("--parts", default="chain,skeleton,arm,crowd,float32",
+                       help="comma-separated parts to run: chain, skeleton, arm, crowd, float32 (default all)")
+    batch.add_argument("--skeleton-targets", type=int, default=100_000,
+                       help="the largest skeleton batch (the humanoid, 7 effectors; default 100000)")
+    batch.add_argument("--arm-targets", type=int, default=100_000,
+                       help="the largest arm batch (the DHM arm, pose targets; default 100000)")
+    batch.add_argument("--crowd", default="1000x600",
+                       help="the crowd: CHARACTERSxFRAMES humanoids walking at 60 Hz (default 1000x600)")
     batch.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     batch.add_argument("--plot", metavar="DIR", help="write the two PNGs (solves/s, chain length) into DIR")
     batch.set_defaults(func=run_batch)
@@ -160,7 +170,23 @@ def run_batch(args: argparse.Namespace) -> int:
     """``bench batch``: ``fabrik.solve_batch`` throughput (``fabrik_experiments.batch_bench``)."""
     from fabrik_experiments.batch_bench import format_tables, plot_batch_bench, run_batch_bench
 
+    from fabrik_experiments.batch_bench import PARTS
+
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise ValueError(f"--parts must name some of {', '.join(PARTS)}, got {args.parts!r}")
     check_count(args.targets, "--targets", 8 * 6)  # (two sets of targets; solve_batch checks its own)
+    check_count(args.skeleton_targets, "--skeleton-targets", 8 * (2 * 13 * 3 + 2 * 7 * 3 + 40))
+    check_count(args.arm_targets, "--arm-targets", 8 * 160)
+    try:
+        characters, frames = (int(v) for v in args.crowd.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--crowd must be CHARACTERSxFRAMES (e.g. 1000x600), got {args.crowd!r}") from None
+    if frames < 1:
+        raise ValueError(f"--crowd frames must be >= 1, got {frames}")
+    check_count(characters, "--crowd characters", 1)
+    check_count(characters * frames, "--crowd characters x frames", 8 * (13 * 3 * 4 + 13 * 9 * 2 + 40))
     if args.repeats < 1:
         raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     try:
@@ -172,7 +198,9 @@ def run_batch(args: argparse.Namespace) -> int:
     prepare_output(args.json, "--json")
     prepare_output(args.plot, "--plot", folder=True)
     progress = (lambda text: print(f"  done: {text}", flush=True)) if show_progress() else None
-    result = run_batch_bench(args.targets, repeats=args.repeats, lengths=lengths, progress=progress)
+    result = run_batch_bench(args.targets, repeats=args.repeats, lengths=lengths, progress=progress, parts=parts,
+                             skeleton_targets=args.skeleton_targets, arm_targets=args.arm_targets,
+                             crowd=(characters, frames))
     print(format_tables(result))
     if args.json:
         print(f"wrote {write_json(args.json, result)}")

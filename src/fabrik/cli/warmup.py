@@ -70,6 +70,15 @@ def _batch_and_arms() -> None:
     positions, frames = fabrik.forward(arm, arm.random_angles(0))
     for method in fabrik.methods("arm"):
         fabrik.solve(arm, (positions[-1], frames[-1]), method=method, initial=np.zeros(arm.n_joints))
+    # the skeleton and arm batches and a crowd (fabrik.kernels.batch_tree, batch_arm)
+    body = fabrik.models.humanoid()
+    limited = body.with_constraints(fabrik.constraints.humanoid(body)[0])
+    goals = body.rest_positions()[None, body.leaves]
+    for skeleton in (body, limited):
+        fabrik.solve_batch(skeleton, goals)
+        fabrik.solve_sequence(skeleton, {j: goals[:, None, k] for k, j in enumerate(body.leaves)})
+    for method in ("fabrik", "ccd"):
+        fabrik.solve_batch(arm, (positions[-1:], frames[-1:]), method=method)
 
 
 #: the default steps (``make install``), then those ``--all`` adds
@@ -79,7 +88,7 @@ STEPS = (
 )
 MORE_STEPS = (
     ("the chain methods", _chain_methods),
-    ("solve_batch and the arm methods", _batch_and_arms),
+    ("solve_batch (chains, skeletons, arms, crowds) and the arm methods", _batch_and_arms),
 )
 
 

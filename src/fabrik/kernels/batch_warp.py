@@ -1,15 +1,21 @@
 """``solve_batch(..., backend="warp")``: the lockstep lanes of ``fabrik.kernels.batch`` as an
 NVIDIA Warp kernel, one thread per target, on a GPU (``device="cuda"``) or the CPU.
 
-Each thread runs plain FABRIK iterations in float64, the arithmetic of
+Each thread runs plain FABRIK iterations in float64 (or float32, ``precision``), the arithmetic of
 ``fabrik.kernels.vec.reach_sweep`` operation for operation, and ends with the target reached,
 the cap, or a hand-back: a target out of reach or within ``tol`` of the reach, one reached
 before any iteration, ``max_iter`` 0, or one whose effector looks stalled (where the stall checks
 and the singularity bends of ``fabrik_chain_into`` begin). Handed-back targets are solved from
-their start on the CPU by the numba kernel (``batch_per_thread``), so every answer is the single
-solve's: bit for bit where the device rounds as the CPU does, and to rounding where it does not
-(a GPU may fuse a multiply and an add; tests/test_batch.py checks 1e-9 relative on Warp's CPU
-device).
+their start on the CPU by the numba path, so every answer is the single solve's: bit for bit
+where the device rounds as the CPU does, and to rounding where it does not (a GPU may fuse a
+multiply and an add; tests/test_batch.py checks 1e-9 relative on Warp's CPU device). A thread
+that hands its target back appends its index to a list on the device (``back``, counted by
+``back_count``), so that only those rows cross to the host.
+
+With ``turn`` the thread first turns its start towards its target as
+``fabrik.kernels.fabrik_chain.warm_turn`` does (the ``turn_start`` of ``fabrik``), operation for
+operation: the device path (``fabrik.solvers.batch_device``) keeps starts on the device; the host
+path turns them on the CPU first (``fabrik.kernels.batch.turn_starts``).
 
 Warp is optional (``pip install warp-lang``, the ``gpu`` extra); it is imported on first use.
 """
@@ -26,7 +32,10 @@ WARP_MAX_ITER = 2 ** 31 - 1
 #: The code a Warp thread leaves for a target the CPU kernel must solve.
 HAND_BACK = -1
 
-_kernel = None
+#: Kernels per precision (``"float64"``, ``"float32"``), built on first use.
+_KERNELS: dict = {}
+#: The precisions of the Warp kernels (``solve_batch(..., precision=)``).
+PRECISIONS = ("float64", "float32")
 
 
 def quiet_warp(wp) -> None:
@@ -38,41 +47,50 @@ def quiet_warp(wp) -> None:
         wp.config.quiet = True
 
 
-def _import_warp():
+def import_warp():
+    """``warp``, initialised quietly; ValueError naming the package when it is not installed."""
     try:
         import warp as wp
     except ImportError:  # pragma: no cover - depends on the environment
         raise ValueError("backend='warp' needs NVIDIA Warp: pip install warp-lang (or the 'gpu' extra: "
                          "pip install fabrik[gpu])") from None
+    quiet_warp(wp)
+    wp.init()
     return wp
 
 
-def _build():
-    """(warp, the kernel), built on first use under ``fabrik._lazy.FIRST_USE`` (once, whatever
-    the threads)."""
-    if _kernel is not None:
-        return _kernel
+def kernels(precision: str = "float64"):
+    """(warp, a namespace of the kernels for ``precision``), built on first use under
+    ``fabrik._lazy.FIRST_USE`` (once, whatever the threads)."""
+    found = _KERNELS.get(precision)
+    if found is not None:
+        return found
     from fabrik._lazy import FIRST_USE
 
     with FIRST_USE:
-        return _kernel if _kernel is not None else _make()
+        found = _KERNELS.get(precision)
+        if found is None:
+            found = _KERNELS[precision] = _make(precision)
+        return found
 
 
-def _make():
-    global _kernel
-    wp = _import_warp()
-    quiet_warp(wp)
-    wp.init()
-    f64 = wp.float64
+def _make(precision: str):
+    from types import SimpleNamespace
 
-    @wp.kernel(enable_backward=False)
-    def fabrik_lanes(init: wp.array3d(dtype=f64), start_step: int, lengths: wp.array(dtype=f64),
-                     targets: wp.array2d(dtype=f64), roots: wp.array2d(dtype=f64), root_step: int, tol: f64,
-                     max_iter: int, total: f64, eps: f64, stol: f64, p: wp.array3d(dtype=f64),
-                     out_it: wp.array(dtype=int), out_err: wp.array(dtype=f64), out_code: wp.array(dtype=int)):
+    wp = import_warp()
+    real = wp.float64 if precision == "float64" else wp.float32
+    i32 = wp.int32
+
+    @wp.kernel(enable_backward=False, module="unique")
+    def fabrik_lanes(init: wp.array3d(dtype=real), start_step: int, lengths: wp.array(dtype=real),
+                     targets: wp.array2d(dtype=real), roots: wp.array2d(dtype=real), root_step: int, tol: real,
+                     max_iter: int, total: real, eps: real, stol: real, turn: int, near: real, back_at_cap: int,
+                     p: wp.array3d(dtype=real), out_it: wp.array(dtype=i32), out_err: wp.array(dtype=real),
+                     out_code: wp.array(dtype=wp.int8), out_reached: wp.array(dtype=wp.bool),
+                     back_count: wp.array(dtype=i32), back: wp.array(dtype=i32)):
+        # root_step -1: each start's own root (init[si, 0]); turn 1: warm_turn first (module docstring)
         i = wp.tid()
         si = i * start_step
-        ri = i * root_step
         n = lengths.shape[0] + 1
         last = n - 1
         for j in range(n):
@@ -81,9 +99,13 @@ def _make():
         tx = targets[i, 0]
         ty = targets[i, 1]
         tz = targets[i, 2]
-        rx = roots[ri, 0]
-        ry = roots[ri, 1]
-        rz = roots[ri, 2]
+        rx = init[si, 0, 0]
+        ry = init[si, 0, 1]
+        rz = init[si, 0, 2]
+        if root_step >= 0:
+            rx = roots[i * root_step, 0]
+            ry = roots[i * root_step, 1]
+            rz = roots[i * root_step, 2]
         # fallback_direction
         fx = rx - tx
         fy = ry - ty
@@ -94,21 +116,74 @@ def _make():
             fy = fy / dist
             fz = fz / dist
         else:
-            fx = f64(1.0)
-            fy = f64(0.0)
-            fz = f64(0.0)
+            fx = real(1.0)
+            fy = real(0.0)
+            fz = real(0.0)
         ex = p[i, last, 0] - tx
         ey = p[i, last, 1] - ty
         ez = p[i, last, 2] - tz
         err = wp.sqrt(ex * ex + ey * ey + ez * ez)
+        if turn != 0 and max_iter > 0 and dist <= total and err > tol:
+            # fabrik.kernels.fabrik_chain.warm_turn: turn_to_target's _bent_line, then rotate_tail
+            span = wp.sqrt((p[i, last, 0] - p[i, 0, 0]) * (p[i, last, 0] - p[i, 0, 0])
+                           + (p[i, last, 1] - p[i, 0, 1]) * (p[i, last, 1] - p[i, 0, 1])
+                           + (p[i, last, 2] - p[i, 0, 2]) * (p[i, last, 2] - p[i, 0, 2]))
+            if span > near:
+                ux = (p[i, last, 0] - p[i, 0, 0]) / span
+                uy = (p[i, last, 1] - p[i, 0, 1]) / span
+                uz = (p[i, last, 2] - p[i, 0, 2]) / span
+                bent = int(0)
+                for j in range(1, last):
+                    if bent == 0:
+                        x = p[i, j, 0] - p[i, 0, 0]
+                        y = p[i, j, 1] - p[i, 0, 1]
+                        z = p[i, j, 2] - p[i, 0, 2]
+                        along = x * ux + y * uy + z * uz
+                        ox = x - along * ux
+                        oy = y - along * uy
+                        oz = z - along * uz
+                        if ox * ox + oy * oy + oz * oz > near * near:
+                            bent = int(1)
+                if bent != 0:
+                    vx = tx - rx
+                    vy = ty - ry
+                    vz = tz - rz
+                    vd = wp.sqrt(vx * vx + vy * vy + vz * vz)
+                    if vd > near:
+                        vx = vx / vd
+                        vy = vy / vd
+                        vz = vz / vd
+                        kx = uy * vz - uz * vy
+                        ky = uz * vx - ux * vz
+                        kz = ux * vy - uy * vx
+                        sk = wp.sqrt(kx * kx + ky * ky + kz * kz)
+                        if sk > real(1e-12):
+                            ax = kx / sk
+                            ay = ky / sk
+                            az = kz / sk
+                            cs = ux * vx + uy * vy + uz * vz
+                            for m in range(1, n):
+                                wx = p[i, m, 0] - p[i, 0, 0]
+                                wy = p[i, m, 1] - p[i, 0, 1]
+                                wz = p[i, m, 2] - p[i, 0, 2]
+                                kd = (ax * wx + ay * wy + az * wz) * (real(1.0) - cs)
+                                cx = ay * wz - az * wy
+                                cy = az * wx - ax * wz
+                                cz = ax * wy - ay * wx
+                                p[i, m, 0] = p[i, 0, 0] + wx * cs + cx * sk + ax * kd
+                                p[i, m, 1] = p[i, 0, 1] + wy * cs + cy * sk + ay * kd
+                                p[i, m, 2] = p[i, 0, 2] + wz * cs + cz * sk + az * kd
+                            ex = p[i, last, 0] - tx
+                            ey = p[i, last, 1] - ty
+                            ez = p[i, last, 2] - tz
+                            err = wp.sqrt(ex * ex + ey * ey + ez * ez)
         eps2 = eps * eps
         tol2 = tol * tol
-        if max_iter == 0 or dist > total - tol or err <= tol:
-            out_code[i] = -1
-            return
-        prev_err = err
-        count = int(0)
         code = int(-2)
+        count = int(0)
+        if max_iter == 0 or dist > total - tol or err <= tol:
+            code = int(-1)
+        prev_err = err
         while code == -2:
             px = p[i, last, 0]
             py = p[i, last, 1]
@@ -130,7 +205,7 @@ def _make():
                     dx = fx
                     dy = fy
                     dz = fz
-                    r2 = f64(1.0)
+                    r2 = real(1.0)
                 s = lengths[j] / r2
                 qx = s * dx
                 qy = s * dy
@@ -162,7 +237,7 @@ def _make():
                     dx = fx
                     dy = fy
                     dz = fz
-                    r2 = f64(1.0)
+                    r2 = real(1.0)
                 s = lengths[j - 1] / r2
                 qx = s * dx
                 qy = s * dy
@@ -194,15 +269,68 @@ def _make():
                     mx = ax - px
                     my = ay - py
                     mz = az - pz
-                    if mx * mx + my * my + mz * mz < stol * stol and err > (f64(1.0) - f64(0.01)) * prev_err:
+                    if mx * mx + my * my + mz * mz < stol * stol and err > (real(1.0) - real(0.01)) * prev_err:
                         code = int(-1)  # the stall checks begin: the CPU kernel solves it
                     prev_err = err
+        if code == 3 and back_at_cap != 0:
+            code = int(-1)  # a cap beyond one slice: the CPU path solves it, in slices as fabrik.solve does
         out_it[i] = count
         out_err[i] = err
-        out_code[i] = code
+        out_code[i] = wp.int8(code)
+        out_reached[i] = code == 0
+        if code == -1:
+            back[wp.atomic_add(back_count, 0, 1)] = i
 
-    _kernel = (wp, fabrik_lanes)
-    return _kernel
+    @wp.kernel(enable_backward=False, module="unique")
+    def bad_values(values: wp.array(dtype=real), limit: real, flag: wp.array(dtype=i32)):
+        # flag[0] <- 1 where a value is not finite or not below limit in size (NaN fails both tests)
+        i = wp.tid()
+        v = values[i]
+        if not (wp.abs(v) < limit):
+            flag[0] = 1
+
+    @wp.kernel(enable_backward=False, module="unique")
+    def gather_rows(src: wp.array2d(dtype=real), rows: wp.array(dtype=i32), dst: wp.array2d(dtype=real)):
+        i, c = wp.tid()
+        dst[i, c] = src[rows[i], c]
+
+    @wp.kernel(enable_backward=False, module="unique")
+    def scatter_answers(rows: wp.array(dtype=i32), p_in: wp.array3d(dtype=real), it_in: wp.array(dtype=i32),
+                        err_in: wp.array(dtype=real), code_in: wp.array(dtype=wp.int8), p: wp.array3d(dtype=real),
+                        out_it: wp.array(dtype=i32), out_err: wp.array(dtype=real),
+                        out_code: wp.array(dtype=wp.int8), out_reached: wp.array(dtype=wp.bool)):
+        k = wp.tid()
+        i = rows[k]
+        for j in range(p.shape[1]):
+            for c in range(3):
+                p[i, j, c] = p_in[k, j, c]
+        out_it[i] = it_in[k]
+        out_err[i] = err_in[k]
+        out_code[i] = code_in[k]
+        out_reached[i] = code_in[k] == wp.int8(0)
+
+    return wp, SimpleNamespace(real=real, dtype=np.float64 if precision == "float64" else np.float32,
+                               fabrik_lanes=fabrik_lanes, bad_values=bad_values, gather_rows=gather_rows,
+                               scatter_answers=scatter_answers)
+
+
+def scalars(bone_lengths: np.ndarray, tol: float) -> tuple[float, float, float, float]:
+    """(total, eps, stol, turn near) as the numba kernels compute them (``chain_scale``,
+    ``stall_tol``, ``fabrik.kernels.fabrik_chain.TURN_BENT``)."""
+    from fabrik.kernels.fabrik_chain import TURN_BENT
+
+    total = 0.0
+    for length in bone_lengths:
+        total += float(length)
+    scale = total if total > 0.0 else 1.0
+    return total, TINY * scale, max(tol, STALL_FLOOR * scale), TURN_BENT * total
+
+
+def get_device(wp, device):
+    try:
+        return wp.get_device(device)
+    except Exception as exc:  # Warp raises its own error types for an unknown device
+        raise ValueError(f"device: Warp cannot use {device!r} ({exc}); try 'cpu' or 'cuda'") from None
 
 
 assert PROGRESS_FRACTION == 0.01 and REACHED == 0 and MAX_ITERATIONS == 3  # spelled out in the kernel
@@ -210,35 +338,29 @@ assert PROGRESS_FRACTION == 0.01 and REACHED == 0 and MAX_ITERATIONS == 3  # spe
 
 def run_warp(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, *,
              device=None):
-    """Solve the batch (``fabrik.kernels.batch.batch_baseline``'s arguments) with Warp on
-    ``device`` (None: Warp's preferred device), then the handed-back targets on the CPU."""
-    wp, kernel = _build()
-    try:
-        dev = wp.get_device(device)
-    except Exception as exc:  # Warp raises its own error types for an unknown device
-        raise ValueError(f"device: Warp cannot use {device!r} ({exc}); try 'cpu' or 'cuda'") from None
+    """Solve the batch (``fabrik.kernels.batch.batch_baseline``'s arguments, host arrays, starts
+    already turned) with Warp on ``device`` (None: Warp's preferred device), then the handed-back
+    targets on the CPU; the answers are copied back into the host outputs. Returns how many were
+    handed back."""
+    wp, k = kernels("float64")
+    dev = get_device(wp, device)
     count = targets.shape[0]
     n = bone_lengths.shape[0] + 1
-    # chain_scale and stall_tol, as the numba kernels compute them
-    total = 0.0
-    for length in bone_lengths:
-        total += float(length)
-    scale = total if total > 0.0 else 1.0
-    eps = TINY * scale
-    stol = max(tol, STALL_FLOOR * scale)
+    total, eps, stol, near = scalars(bone_lengths, tol)
     with wp.ScopedDevice(dev):
-        w_init = wp.array(initials, dtype=wp.float64)
-        w_len = wp.array(bone_lengths, dtype=wp.float64)
-        w_tar = wp.array(targets, dtype=wp.float64)
-        w_root = wp.array(roots, dtype=wp.float64)
         w_p = wp.empty((count, n, 3), dtype=wp.float64)
-        w_it = wp.zeros(count, dtype=int)
+        w_it = wp.zeros(count, dtype=wp.int32)
         w_err = wp.zeros(count, dtype=wp.float64)
-        w_code = wp.zeros(count, dtype=int)
-        wp.launch(kernel, dim=count, inputs=[w_init, 0 if initials.shape[0] == 1 else 1, w_len, w_tar, w_root,
-                                             0 if roots.shape[0] == 1 else 1, float(tol),
-                                             int(min(max_iter, WARP_MAX_ITER)), total, eps, stol],
-                  outputs=[w_p, w_it, w_err, w_code])
+        w_code = wp.zeros(count, dtype=wp.int8)
+        w_reached = wp.zeros(count, dtype=wp.bool)
+        w_count = wp.zeros(1, dtype=wp.int32)
+        w_back = wp.empty(count, dtype=wp.int32)
+        wp.launch(k.fabrik_lanes, dim=count,
+                  inputs=[wp.array(initials, dtype=wp.float64), 0 if initials.shape[0] == 1 else 1,
+                          wp.array(bone_lengths, dtype=wp.float64), wp.array(targets, dtype=wp.float64),
+                          wp.array(roots, dtype=wp.float64), 0 if roots.shape[0] == 1 else 1, float(tol),
+                          int(min(max_iter, WARP_MAX_ITER)), total, eps, stol, 0, near, 0],
+                  outputs=[w_p, w_it, w_err, w_code, w_reached, w_count, w_back])
         out_p[:] = w_p.numpy()
         out_it[:] = w_it.numpy()
         out_err[:] = w_err.numpy()

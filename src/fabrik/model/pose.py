@@ -145,4 +145,55 @@ def split_transform(target, dim: int = 3, name: str = "target") -> tuple[np.ndar
     return np.ascontiguousarray(t[:3, 3]), rotation
 
 
-__all__ = ["quat_xyzw", "quat_wxyz", "target_rotation", "split_transform", "is_transform", "QUATERNION_ORDER"]
+def target_rotations(rotations, count: int, dim: int = 3, name: str = "rotations") -> np.ndarray:
+    """The rotations of ``count`` oriented targets as (count, 3, 3) float64 matrices, each what
+    ``target_rotation`` gives for it (bit for bit): ``rotations`` (count, 3, 3) matrices (e.g.
+    ``quat_xyzw(q)`` of (count, 4) quaternions) or a scipy ``Rotation`` holding ``count``.
+    Matrices that are rotations to 1e-12 are taken as they are, in one compiled pass; the others
+    go through ``target_rotation`` one by one (the nearest rotation, or a ValueError naming the
+    row). A raw (count, 4) array is refused (``QUATERNION_ORDER``)."""
+    from fabrik.kernels.batch_arm import rotation_defects
+
+    if type(rotations) is _Rotation or isinstance(rotations, _scipy_rotation()):
+        if rotations.single or len(rotations) != count:
+            got = "a single rotation" if rotations.single else f"{len(rotations)}"
+            raise ValueError(f"{name}: one rotation per target is needed, {count}; got {got}")
+        mats = rotations.as_matrix()
+    else:
+        from fabrik._validation import real_numbers
+
+        mats = real_numbers(rotations, name)
+        if mats.shape[-1:] == (4,) and mats.ndim == 2:
+            raise ValueError(f"{name}: {QUATERNION_ORDER}")
+        if mats.shape != (count, 3, 3):
+            raise ValueError(f"{name} must have shape ({count}, 3, 3), one rotation matrix per target, got "
+                             f"{mats.shape}")
+    out = np.array(mats, dtype=np.float64, order="C", copy=True)
+    for row in np.flatnonzero(~(rotation_defects(out) <= 1e-12)).tolist():
+        out[row] = target_rotation(out[row], dim, f"{name}[{row}]")
+    if dim == 2:
+        bad = np.flatnonzero(np.abs(out[:, 2, 2] - 1.0) > 1e-9)
+        if bad.size:
+            raise ValueError(f"{name}[{int(bad[0])}]: a 2D chain's target rotation must turn about the z axis only")
+    return out
+
+
+def split_transforms(transforms, name: str = "targets") -> tuple[np.ndarray, np.ndarray]:
+    """(points (N, 3), rotations (N, 3, 3)) of N (4, 4) transforms, each what ``split_transform``
+    gives for it (bit for bit; transforms rigid to 1e-12 in one compiled pass, the others one by
+    one, a ValueError naming the row)."""
+    from fabrik._validation import real_numbers
+    from fabrik.kernels.batch_arm import transform_defects
+
+    t = np.ascontiguousarray(real_numbers(transforms, name), dtype=np.float64)
+    if t.ndim != 3 or t.shape[1:] != (4, 4):
+        raise ValueError(f"{name} as transforms must have shape (N, 4, 4), got {t.shape}")
+    points = np.ascontiguousarray(t[:, :3, 3])
+    mats = np.ascontiguousarray(t[:, :3, :3])
+    for row in np.flatnonzero(~(transform_defects(t) <= 1e-12)).tolist():
+        points[row], mats[row] = split_transform(t[row], 3, f"{name}[{row}]")
+    return points, mats
+
+
+__all__ = ["quat_xyzw", "quat_wxyz", "target_rotation", "split_transform", "is_transform", "QUATERNION_ORDER",
+           "target_rotations", "split_transforms"]

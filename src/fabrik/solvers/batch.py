@@ -48,8 +48,14 @@ class BatchSolution(NamedTuple):
         status_names: ``fabrik.STATUSES``, the meaning of each code.
         frames: (N, n, 3, 3) joint frames per target (``fabrik-constrained``: each
             ``Solution.extras["frames"]``), else None.
-        orientation_error: (N,) radians between the last bone's frame and the target rotation
-            (oriented targets: ``extras["orientation_error"]``), else None.
+        orientation_error: (N,) radians between the last bone's frame (an arm's tip frame) and the
+            target rotation (oriented targets: ``extras["orientation_error"]``), else None.
+        effector_errors: skeletons: (N, k) float64 distance of each targeted joint to its target
+            (``extras["effector_error_array"]``; ``error`` is the largest), else None.
+        effectors: skeletons: the targeted joints' names, in the order of ``effector_errors``'
+            columns; else ().
+        joint_angles: arms: (N, m) joint values (``Solution.joint_angles``; radians, model units
+            for prismatic joints), else None.
     """
 
     positions: np.ndarray
@@ -61,15 +67,22 @@ class BatchSolution(NamedTuple):
     status_names: tuple = STATUSES
     frames: np.ndarray | None = None
     orientation_error: np.ndarray | None = None
+    effector_errors: np.ndarray | None = None
+    effectors: tuple = ()
+    joint_angles: np.ndarray | None = None
 
     def statuses(self) -> np.ndarray:
-        """The status of every target as a string array (``status_names[status]``)."""
-        return np.asarray(self.status_names)[self.status]
+        """The status of every target as a string array (``status_names[status]``; an answer on a
+        device is copied to the host for it)."""
+        return np.asarray(self.status_names)[_host(self.status)]
 
     def __len__(self) -> int:  # the number of targets, not the tuple's fields
         return self.positions.shape[0]
 
     def __repr__(self) -> str:
+        if not isinstance(self.status, np.ndarray):  # on a device: no copy for a repr
+            return (f"BatchSolution(method={self.method!r}, targets={self.positions.shape[0]}, on "
+                    f"{getattr(self.positions, 'device', 'a device')})")
         counts = ", ".join(f"{name} {int(np.count_nonzero(self.status == k))}" for k, name in
                            enumerate(self.status_names))
         return f"BatchSolution(method={self.method!r}, targets={self.positions.shape[0]}, {counts})"
@@ -77,47 +90,69 @@ class BatchSolution(NamedTuple):
 
 def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT_TOL, max_iter: int | None = None,
                 method: str = "fabrik", backend: str = "numba", layout: str | None = None, threads: int | None = None,
-                device: str | None = None, progress: bool = False,
+                device: str | None = None, progress: bool = False, effectors=None, precision: str = "float64",
                 **options) -> BatchSolution:
-    """Solve one chain for many targets at once; every answer is ``fabrik.solve``'s for that target.
+    """Solve one model for many targets at once; every answer is ``fabrik.solve``'s for that target.
+
+    A chain is described below; a ``fabrik.Skeleton`` (``fabrik.solvers.batch_skeleton``: targets
+    (N, k, 3) for the joints ``effectors``, default its leaves, or ``{joint: (N, 3)}``) and a
+    ``fabrik.Arm`` (``fabrik.solvers.batch_arm``: targets (N, 3), ``(points, rotations)`` or
+    (N, 4, 4); ``initial`` (m,) or (N, m) joint values) take the same arguments otherwise
+    (docs/batch.md).
 
     Args:
         model: a ``fabrik.Chain``; one with joint limits is solved with ``fabrik-constrained``
-            (as ``fabrik.solve`` does), one target per thread.
+            (as ``fabrik.solve`` does), one target per thread. Or a skeleton or an arm (above).
         targets: (N, d) effector goals in the chain's units; or a pair (points (N, d), rotations)
             for oriented targets (N 3x3 matrices, e.g. ``fabrik.quat_xyzw(q)`` of N quaternions,
-            or a scipy ``Rotation`` of N; solved with ``fabrik-constrained``).
+            or a scipy ``Rotation`` of N; solved with ``fabrik-constrained``). With
+            ``backend="warp"`` a chain's targets (and ``initial``, ``root``) may be device
+            arrays: Warp arrays or anything with ``__dlpack__`` (torch, JAX, CuPy); the answers
+            are then device arrays of the same kind (``fabrik.solvers.batch_device``).
         initial: start pose, (n, d) for every target or (N, n, d) one per target; default the rest
             pose. Never written to.
         root: where the root must be, (d,) for every target or (N, d) one per target; default each
             start pose's root.
         tol, max_iter: as ``fabrik.solve`` (max_iter default: the method's cap).
-        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``).
+        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``; arms: every arm
+            method).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-        layout: the numba backend's arrangement, one of ``LAYOUTS`` (all give the same answers;
-            default ``"lockstep"``); refused with ``backend="warp"``, which has one arrangement.
+            Skeletons and arms on ``"warp"`` run on the CPU with a ``HostFallbackWarning``.
+        layout: the numba backend's arrangement for chains, one of ``LAYOUTS`` (all give the same
+            answers; default ``"lockstep"``); refused with ``backend="warp"``, which has one
+            arrangement, and for skeletons and arms.
         threads: numba threads to use (default: all of numba's; with Warp, for the targets it
             hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
-        **options: the method's options (``fabrik-constrained``: ``orientation_tol``).
+        effectors: a skeleton's targeted joints for an (N, k, 3) ``targets`` array.
+        precision: ``"float64"`` (default) or ``"float32"`` (chains on ``backend="warp"``).
+        **options: the method's options (``fabrik-constrained``: ``orientation_tol``; skeletons:
+            ``TrackingOptions``; arms: the arm method's, but ``time_budget`` and ``nearest``).
 
     Returns:
         A ``BatchSolution``; ``positions[k]``, ``iterations[k]``, ``error[k]`` and the status of
         target ``k`` equal ``fabrik.solve(model, targets[k], initial=..., root=...)``'s.
 
     Raises:
-        ValueError: a model other than a chain, a method other than those of ``BATCH_METHODS``,
-            bad shapes or numbers, unknown backend, layout, device or options; ``layout`` with
-            ``backend="warp"``; ``backend`` or ``layout`` with ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError``
-            (a ValueError), before any work, for more targets than the memory available holds
-            (``batch_bytes``).
+        ValueError: a model other than a chain, skeleton or arm, a method the batch does not run,
+            bad shapes or numbers, unknown backend, layout, device, precision or options;
+            ``layout`` with ``backend="warp"``; ``backend`` or ``layout`` with
+            ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError`` (a ValueError),
+            before any work, for more targets than the memory available holds (``batch_bytes``).
     """
-    if not isinstance(model, Chain):
-        raise ValueError(f"solve_batch solves a fabrik.Chain, got {type(model).__name__}; solve skeletons and arms "
-                         "one target at a time with fabrik.solve")
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str), got {method!r}")
+    if precision not in ("float64", "float32"):
+        raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
+    if precision != "float64" and (backend != "warp" or not isinstance(model, Chain)):
+        raise ValueError("precision='float32' is for chains on backend='warp'; the numba kernels (and skeletons and "
+                         "arms on any backend) solve in float64")
+    if not isinstance(model, Chain):
+        return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
+                            progress, effectors, options)
+    if effectors is not None:
+        raise ValueError("effectors names a skeleton's targeted joints; a chain has one effector, its last joint")
     rotations = None
     if isinstance(targets, tuple) and len(targets) == 2 and np.ndim(targets[0]) == 2:
         targets, rotations = targets
@@ -143,6 +178,18 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     _check_threads(threads)
     tol = check_tol(tol)
     cap = registry.max_iter_or_default(chosen, "chain", None if max_iter is None else check_max_iter(max_iter))
+    if backend == "warp":
+        from fabrik.solvers.batch_device import is_device_array, solve_chain_on_device
+
+        if precision == "float32" or any(is_device_array(v) for v in (targets, initial, root)):
+            def host_solve(t, i, r):
+                return solve_batch(model, t, initial=i, root=r, tol=tol, max_iter=max_iter, layout="per-thread",
+                                   threads=threads, **options)
+
+            return solve_chain_on_device(model, targets, initial, root, tol=tol, cap=cap,
+                                         ceiling=chosen.chain.max_iter_ceiling, turn=opts.turn_start, device=device,
+                                         precision=precision, progress=progress, host_solve=host_solve,
+                                         solution=BatchSolution)
     dim = model._dim
     n = model.n_joints
     _check_batch_memory(targets, n, dim, constrained, rotations is not None,
@@ -188,6 +235,57 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
     status = out_code.astype(np.int8)
     return BatchSolution(positions, out_it, out_err, status, status == 0, "fabrik", STATUSES, None, None)
+
+
+def _host(values) -> np.ndarray:
+    """``values`` as a NumPy array (a device array through DLPack: Warp's ``numpy()`` copy)."""
+    if isinstance(values, np.ndarray):
+        return values
+    from fabrik.solvers.batch_device import to_host
+
+    return np.asarray(to_host(values))
+
+
+def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device, progress,
+                 effectors, options) -> BatchSolution:
+    """``solve_batch`` for a skeleton or an arm (``fabrik.solvers.batch_skeleton``,
+    ``fabrik.solvers.batch_arm``)."""
+    from fabrik.model.arm import Arm
+    from fabrik.model.skeleton import Skeleton
+
+    if not isinstance(model, (Skeleton, Arm)):
+        raise ValueError(f"solve_batch solves a fabrik.Chain, fabrik.Skeleton or fabrik.Arm, got "
+                         f"{type(model).__name__}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if layout is not None:
+        raise ValueError(f"layout={layout!r} is for chains; a skeleton or an arm batch runs one solve per numba "
+                         "thread at a time (leave layout out)")
+    if device is not None and backend != "warp":
+        raise ValueError("device is a Warp option (backend='warp')")
+    _check_threads(threads)
+    if backend == "warp":
+        from fabrik.solvers.batch_device import on_host
+
+        return on_host(lambda t, i, r, o: _solve_other(model, t, i, r, tol, max_iter, method, "numba", None, threads,
+                                                     None, progress, effectors, o),
+                       model, targets, initial, root, device, options)
+    if isinstance(model, Skeleton):
+        from fabrik.solvers.batch_skeleton import solve_skeleton_batch
+
+        return solve_skeleton_batch(model, targets, effectors=effectors, initial=initial, root=root, tol=tol,
+                                    max_iter=max_iter, method=method, threads=threads, progress=progress,
+                                    options=options, run_parallel=_parallel, in_slices=_in_slices,
+                                    solution=BatchSolution)
+    if effectors is not None:
+        raise ValueError("effectors names a skeleton's targeted joints; an arm's effector is its tip")
+    if root is not None:
+        raise ValueError("an arm's base is fixed; root is not used (express the targets in the base frame)")
+    from fabrik.solvers.batch_arm import solve_arm_batch
+
+    return solve_arm_batch(model, targets, initial=initial, tol=tol, max_iter=max_iter, method=method,
+                           threads=threads, progress=progress, options=options, run_parallel=_parallel,
+                           solution=BatchSolution)
 
 
 def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,

@@ -68,6 +68,8 @@ class SequenceSolution(NamedTuple):
     """The outcome of solving a run of F frames, each started from the frame before (an immutable
     record of arrays; ``fabrik.solvers.skeleton_fabrik.solve_skeleton_sequence``).
 
+    A crowd's (``solve_sequence`` of N characters) has a leading axis of N on every array.
+
     Attributes:
         positions: (F, n, 3) float64 joint positions per frame, root first.
         iterations: (F,) int64 iterations per frame.
@@ -89,8 +91,10 @@ class SequenceSolution(NamedTuple):
     frames: np.ndarray | None = None
 
     @property
-    def statuses(self) -> tuple[str, ...]:
-        """Each frame's status, one of ``STATUSES``."""
+    def statuses(self) -> tuple:
+        """Each frame's status, one of ``STATUSES`` (a crowd's: one tuple per character)."""
+        if self.status_codes.ndim == 2:
+            return tuple(tuple(STATUSES[c] for c in row) for row in self.status_codes.tolist())
         return tuple(STATUSES[c] for c in self.status_codes.tolist())
 
     @property
@@ -99,6 +103,10 @@ class SequenceSolution(NamedTuple):
         return self.status_codes == STATUSES.index("reached")
 
     def __repr__(self) -> str:
+        if self.positions.ndim == 4:  # a crowd
+            c, f, n = self.positions.shape[:3]
+            return (f"SequenceSolution(method={self.method!r}, characters={c}, frames={f}, joints={n}, "
+                    f"reached={int(self.reached.sum())}/{c * f}, mean_iterations={float(self.iterations.mean()):.3g})")
         f, n = self.positions.shape[:2]
         return (f"SequenceSolution(method={self.method!r}, frames={f}, joints={n}, "
                 f"reached={int(self.reached.sum())}/{f}, mean_iterations={float(self.iterations.mean()):.3g})")

@@ -34,10 +34,12 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
         skeleton: a ``fabrik.Skeleton`` (with or without joint limits).
         targets: ``{joint_name: path}``, each path an (F, 3) array of the joint's goal in every
             frame (the same F for all; names or integer joint indices as keys), in the
-            skeleton's units.
+            skeleton's units. A crowd: each path (N, F, 3), N characters' takes solved at once,
+            each character's frames warm-started from its own (``fabrik.solvers.crowd``).
         initial: (n, 3) the start pose of the first frame; default the rest pose. Never written.
+            A crowd: (n, 3) for every character or (N, n, 3) one per character.
         root: the fixed root, (3,) for every frame or (F, 3) per frame; default the root joint's
-            target where it has one, else ``initial[0]``.
+            target where it has one, else ``initial[0]``. A crowd: (3,) or (N, F, 3).
         method: any skeleton method (``fabrik.methods("skeleton")``); on a skeleton with joint
             limits its ``-constrained`` variant, as ``fabrik.solve`` chooses.
         tol, max_iter: as for ``fabrik.solve`` (every frame; ``max_iter`` None is the method's
@@ -53,7 +55,9 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     Returns:
         ``SequenceSolution``: positions (F, n, 3), iterations (F,), effector_errors (F, k) with
         columns in the order of ``targets`` (names in ``effectors``), status_codes (F,), the
-        method that ran, and for a constrained method the joint frames (F, n, 3, 3).
+        method that ran, and for a constrained method the joint frames (F, n, 3, 3). A crowd's
+        arrays have a leading axis of N characters: positions (N, F, n, 3), and so on; character
+        c's rows are ``solve_sequence`` of its own take, bit for bit.
 
     Raises:
         ValueError: a model that is not a skeleton, an unknown joint (listing the joints) or
@@ -68,6 +72,13 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
                          "fabrik.solve once a frame with initial=<the previous solution's positions>")
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str; fabrik.methods('skeleton') lists them), got {method!r}")
+    from fabrik.solvers.crowd import is_crowd, solve_crowd
+
+    if is_crowd(targets):
+        chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+        _tracking_options(chosen, rigid_sub_bases, swing_limbs, options)
+        return solve_crowd(skeleton, targets, initial, root, method=chosen.name, tol=tol, max_iter=max_iter,
+                           options=options, progress=progress)
     _check_sequence_memory(skeleton, targets)
     paths = _paths(targets)
     frames = paths.shape[0]
@@ -79,12 +90,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
         raise ValueError(f"initial must have shape ({n}, 3) to match the skeleton, got {initial.shape}")
     roots = None if root is None else _roots(root, frames)
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
-    for name, value, on in (("rigid_sub_bases", rigid_sub_bases, rigid_mode(rigid_sub_bases)),
-                            ("swing_limbs", swing_limbs, swing_limbs)):
-        # given explicitly: passed on where the method takes it (an "on" value also where it
-        # does not, so that the method's error names the option)
-        if value is not None and (on or registry.takes_option(chosen.name, "skeleton", name)):
-            options[name] = value
+    _tracking_options(chosen, rigid_sub_bases, swing_limbs, options)
     announce_compile(*chosen.skeleton.kernels)
     if chosen.sequence is not None:
         opts = chosen.options("skeleton", options)
@@ -93,6 +99,16 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
             return chosen.sequence(skeleton, indices, paths, initial, roots, tol, cap, opts,
                                    None if bar is None else bar.update)
     return _frame_by_frame(skeleton, chosen.name, indices, paths, initial, roots, tol, max_iter, progress, options)
+
+
+def _tracking_options(chosen, rigid_sub_bases, swing_limbs, options: dict) -> None:
+    """Put ``rigid_sub_bases`` and ``swing_limbs`` into ``options`` where given explicitly and the
+    method takes them (an "on" value also where it does not, so that the method's error names the
+    option)."""
+    for name, value, on in (("rigid_sub_bases", rigid_sub_bases, rigid_mode(rigid_sub_bases)),
+                            ("swing_limbs", swing_limbs, swing_limbs)):
+        if value is not None and (on or registry.takes_option(chosen.name, "skeleton", name)):
+            options[name] = value
 
 
 def sequence_bytes(frames: int, n: int, k: int, *, joint_frames: bool = False) -> int:

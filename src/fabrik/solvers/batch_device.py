@@ -1,0 +1,246 @@
+"""``solve_batch(..., backend="warp")`` with arrays that live on a device (docs/batch.md, "Device
+arrays").
+
+Chains: targets (and start poses and roots) given as Warp arrays, or as any array with
+``__dlpack__`` (torch, JAX, CuPy), stay where they are: ``wp.from_dlpack`` views them without a
+copy, one Warp thread per target solves it (``fabrik.kernels.batch_warp``, float64 or float32),
+and the answers are Warp arrays on the same device, handed back as the input's kind (a torch
+tensor for a torch input, through DLPack: no copy). What crosses to the host: one integer (how
+many targets the device handed back: out of reach, stalled, ...), then those targets' rows, which
+the CPU solves (``fabrik.solvers.batch``'s numba path) and writes back; and one integer per input
+array for the check that every value is finite. Host (NumPy) targets with ``precision="float32"``
+run the same way and come back as NumPy arrays.
+
+Skeletons and arms have no Warp kernel (their kernels, ``fabrik.kernels.fabrik_tree`` and
+``fabrik.kernels.arm_ik`` / ``arm_methods``, are not ported): with ``backend="warp"`` they are
+solved on the CPU by the numba batch, device inputs copied to the host and the answers copied
+back to the inputs' device, with a ``HostFallbackWarning`` saying so (``on_host``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Mapping
+
+import numpy as np
+
+from fabrik._validation import MAX_COORDINATE
+
+
+class HostFallbackWarning(RuntimeWarning):
+    """``solve_batch(backend="warp")`` solved a skeleton or an arm on the CPU (no Warp kernel for
+    them); device arrays were copied to the host and back."""
+
+
+def is_device_array(value) -> bool:
+    """Whether ``value`` is an array ``solve_batch``'s Warp path takes as it is: a Warp array, or
+    anything but a NumPy array that has ``__dlpack__`` (torch, JAX, CuPy arrays)."""
+    if value is None or isinstance(value, (np.ndarray, list, tuple, dict, float, int)):
+        return False
+    return type(value).__module__.split(".")[0] == "warp" or hasattr(value, "__dlpack__")
+
+
+def _converter(value):
+    """A function taking a Warp array to the kind of ``value`` (a device array) without a copy:
+    torch, JAX and CuPy through their ``from_dlpack``; anything else gets the Warp array."""
+    root = type(value).__module__.split(".")[0]
+    if root == "torch":
+        import torch
+
+        return torch.from_dlpack
+    if root in ("jax", "jaxlib"):
+        import jax.dlpack
+
+        return jax.dlpack.from_dlpack
+    if root == "cupy":
+        import cupy
+
+        return cupy.from_dlpack
+    return lambda w: w
+
+
+def _to_warp(wp, value, name: str, real, device=None):
+    """``value`` (a device array) as a Warp array, viewed through DLPack (no copy); ValueError for
+    another dtype than ``real`` or another device than ``device``."""
+    arr = value if isinstance(value, wp.array) else wp.from_dlpack(value)
+    if arr.dtype is not real:
+        want = "float64" if real is wp.float64 else "float32"
+        raise ValueError(f"{name} must hold {want} values on the device for precision={want!r}, got "
+                         f"{wp.types.type_repr(arr.dtype)}; convert it, or pass precision='float32' for float32 arrays")
+    if device is not None and str(arr.device) != str(device):
+        raise ValueError(f"{name} is on device {arr.device}, the targets on {device}: give every array on one device")
+    return arr
+
+
+def _flat(wp, arr):
+    return arr.flatten() if arr.is_contiguous else wp.clone(arr).flatten()
+
+
+def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int, ceiling: int, turn: bool, device,
+                          precision: str, progress: bool, host_solve, solution):
+    """Plain chain FABRIK for every target with Warp (module docstring). ``cap`` the iteration
+    cap, ``ceiling`` the method's ceiling, ``turn`` the ``turn_start`` option; ``host_solve(targets,
+    initial, root)`` solves host rows as ``solve_batch`` does on numba (a ``BatchSolution``);
+    ``solution`` the ``BatchSolution`` type."""
+    from fabrik._progress import progress_bar
+    from fabrik.kernels.batch_warp import WARP_MAX_ITER, get_device, kernels, scalars
+    from fabrik.solvers.batch import _finite
+    from fabrik.solvers.registry import SLICE_ITERATIONS
+    from fabrik.solvers.result import STATUSES
+
+    wp, k = kernels(precision)
+    real, dtype = k.real, k.dtype
+    n = model.n_joints
+    if model._dim != 3:
+        raise ValueError("the Warp device path solves 3D chains; solve a 2D chain's batch with NumPy arrays")
+    on_device = is_device_array(targets)
+    if on_device:
+        t = _to_warp(wp, targets, "targets", real)
+        dev = t.device
+        if device is not None and str(get_device(wp, device)) != str(dev):
+            raise ValueError(f"device={device!r}, but the targets are on {dev}")
+        checks = [("targets", t)]
+    else:
+        host = _finite(targets, "targets")
+        dev = get_device(wp, device)
+        checks = []
+        if host.ndim != 2 or host.shape[1] != 3:
+            raise ValueError(f"targets must have shape (N, 3) to match the 3D chain, got shape {host.shape}")
+        t = wp.array(np.ascontiguousarray(host, dtype=dtype), dtype=real, device=dev)
+    if t.ndim != 2 or t.shape[1] != 3 or t.shape[0] < 1:
+        raise ValueError(f"targets must have shape (N, 3) with N >= 1 to match the 3D chain, got shape {t.shape}")
+    count = t.shape[0]
+
+    def place(value, name, shapes):
+        """A device array for ``value`` (device or host) of one of ``shapes``, as (rows, ...)."""
+        if is_device_array(value):
+            arr = _to_warp(wp, value, name, real, dev)
+            checks.append((name, arr))
+        else:
+            host = _finite(value, name)
+            arr = None
+        shape = tuple(arr.shape if arr is not None else host.shape)
+        if shape not in shapes:
+            raise ValueError(f"{name} must have shape {' or '.join(str(s) for s in shapes)}, got {shape}")
+        if arr is None:
+            arr = wp.array(np.ascontiguousarray(host, dtype=dtype), dtype=real, device=dev)
+        if len(shape) == len(shapes[0]):  # one for every target
+            arr = arr.reshape((1,) + shape) if arr.is_contiguous else wp.clone(arr).reshape((1,) + shape)
+        return arr
+
+    if initial is None:
+        starts = wp.array(model._kernel_rest[None].astype(dtype), dtype=real, device=dev)
+    else:
+        starts = place(initial, "initial", [(n, 3), (count, n, 3)])
+    if root is None:
+        roots, root_step = wp.zeros((1, 3), dtype=real, device=dev), -1
+    else:
+        roots = place(root, "root", [(3,), (count, 3)])
+        root_step = 0 if roots.shape[0] == 1 else 1
+    flag = wp.zeros(1, dtype=wp.int32, device=dev)
+    for name, arr in checks:
+        wp.launch(k.bad_values, dim=arr.size, inputs=[_flat(wp, arr), MAX_COORDINATE if real is wp.float64 else 3e38,
+                                                       flag], device=dev)
+        if int(flag.numpy()[0]):
+            raise ValueError(f"{name} contains a non-finite value (NaN or inf) or a coordinate not below "
+                             f"{MAX_COORDINATE:g}")
+    cap = min(cap, ceiling)
+    sliced = cap > SLICE_ITERATIONS
+    lengths = model._kernel_lengths
+    total, eps, stol, near = scalars(lengths, tol)
+    p = wp.empty((count, n, 3), dtype=real, device=dev)
+    it = wp.zeros(count, dtype=wp.int32, device=dev)
+    err = wp.zeros(count, dtype=real, device=dev)
+    code = wp.zeros(count, dtype=wp.int8, device=dev)
+    reached = wp.zeros(count, dtype=wp.bool, device=dev)
+    back_count = wp.zeros(1, dtype=wp.int32, device=dev)
+    back = wp.empty(count, dtype=wp.int32, device=dev)
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        wp.launch(k.fabrik_lanes, dim=count, device=dev,
+                  inputs=[starts, 0 if starts.shape[0] == 1 else 1, wp.array(lengths.astype(dtype), dtype=real,
+                                                                             device=dev),
+                          t, roots, root_step, float(tol), int(min(SLICE_ITERATIONS if sliced else cap, WARP_MAX_ITER)),
+                          total, eps, stol, int(bool(turn)), near, int(sliced)],
+                  outputs=[p, it, err, code, reached, back_count, back])
+        handed = int(back_count.numpy()[0])
+        if handed:
+            rows = back[:handed]
+
+            def gather(arr, width):
+                if arr.shape[0] == 1:
+                    return arr.numpy()[0].astype(np.float64)
+                flat = arr if arr.is_contiguous else wp.clone(arr)
+                out = wp.empty((handed, width), dtype=real, device=dev)
+                wp.launch(k.gather_rows, dim=(handed, width), inputs=[flat.reshape((flat.shape[0], width)), rows, out],
+                          device=dev)
+                return out.numpy().astype(np.float64)
+
+            sub = host_solve(gather(t, 3), None if initial is None else gather(starts, 3 * n).reshape(-1, n, 3),
+                             None if root is None else gather(roots, 3))
+            wp.launch(k.scatter_answers, dim=handed, device=dev,
+                      inputs=[rows, wp.array(sub.positions.astype(dtype), dtype=real, device=dev),
+                              wp.array(sub.iterations.astype(np.int32), dtype=wp.int32, device=dev),
+                              wp.array(sub.error.astype(dtype), dtype=real, device=dev),
+                              wp.array(sub.status.astype(np.int8), dtype=wp.int8, device=dev)],
+                      outputs=[p, it, err, code, reached])
+        if bar is not None:
+            bar.update(count)
+    out = _converter(targets) if on_device else (lambda w: w.numpy())
+    return solution(out(p), out(it), out(err), out(code), out(reached), "fabrik", STATUSES)
+
+
+def to_host(value):
+    """A device array (or a mapping or tuple of them) copied to NumPy; anything else as it is."""
+    if isinstance(value, Mapping):
+        return {key: to_host(v) for key, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(to_host(v) for v in value)
+    if not is_device_array(value):
+        return value
+    from fabrik.kernels.batch_warp import import_warp
+
+    wp = import_warp()
+    return (value if isinstance(value, wp.array) else wp.from_dlpack(value)).numpy()
+
+
+def _first_device_array(value):
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = _first_device_array(v)
+            if found is not None:
+                return found
+        return None
+    return value if is_device_array(value) else None
+
+
+def on_host(run, model, targets, initial, root, device, options):
+    """A skeleton or arm batch asked of Warp: solved by ``run(targets, initial, root, options)`` on
+    the CPU (numba), with a ``HostFallbackWarning``; device inputs copied to the host and, when the
+    targets were on a device, every array of the answer copied back to it as the targets' kind."""
+    from fabrik.kernels.batch_warp import get_device, import_warp
+
+    kind = "an arm" if type(model).__name__ == "Arm" else "a skeleton"
+    first = _first_device_array(targets)
+    if device is not None:
+        get_device(import_warp(), device)  # an unknown device is an error here too
+    warnings.warn(f"solve_batch(backend='warp'): there is no Warp kernel for {kind}; this batch is solved on the "
+                  f"CPU (numba threads){', its device arrays copied to the host and the answers back' if first is not None else ''}",
+                  HostFallbackWarning, stacklevel=4)
+    result = run(to_host(targets), to_host(initial), to_host(root), {k: to_host(v) for k, v in options.items()})
+    if first is None:
+        return result
+    wp = import_warp()
+    dev = (first if isinstance(first, wp.array) else wp.from_dlpack(first)).device
+    back = _converter(first)
+
+    def upload(value):
+        if not isinstance(value, np.ndarray):
+            return value
+        return back(wp.array(np.ascontiguousarray(value), device=dev))
+
+    return type(result)(*[upload(value) for value in result])  # (a BatchSolution's len() counts targets)
+
+
+__all__ = ["HostFallbackWarning", "is_device_array", "solve_chain_on_device", "on_host", "to_host"]
