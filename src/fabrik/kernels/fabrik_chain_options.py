@@ -251,7 +251,7 @@ def fabrik_chain_options(p, lengths, target, root, tol, max_iter, lim, pole_rows
             oerr = orientation_error(frames[last - 1], target_rot)
             orient_weight = lengths[last - 1]
     err = dist3v(p, last, target)
-    if clean and err <= tol and oerr <= otol:
+    if clean and err <= tol and oerr <= otol and pole_rows.shape[0] == 0:  # (a pole: one iteration at least)
         return 0, err, oerr, smallest_clearance(obs, p, parents), REACHED
     score = err + orient_weight * oerr
     best_p = p.copy()

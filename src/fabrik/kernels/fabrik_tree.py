@@ -89,8 +89,10 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         return p, F, row_active, 0, errors, code
     eps = TINY * scale
     clean = True  # (with obstacles or self-collision: the pose clears them)
+    posed = True  # (with poles: the pose has been through a pole step)
     if ext is not None:
         target_weights, pole_rows, pole_points, pole_members, obs, margin, self_radius, pairs = ext
+        posed = pole_rows.shape[0] == 0
         bw = branch_weights(parents, slot, active, target_weights)
         weight_sum = np.zeros(n)
         collide = obs.shape[0] > 0 or self_radius > 0.0
@@ -164,7 +166,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         weighted = False
         for t in range(k):
             weighted = weighted or target_weights[t] != target_weights[0]
-    if err <= tol and (ext is None or clean) and (limited or (p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
+    if err <= tol and (ext is None or clean and posed) and (limited or (p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
                                    and lengths_hold(p, parents, lengths, scale))):
         return p, F, row_active, 0, errors, REACHED
 

@@ -165,7 +165,7 @@ def repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, ra
         # what turns with bone i: its subtree, or a held group's every member subtree
         n_tops = 1
         tops[0] = i
-        g = in_group[i]
+        g = in_group[i] if group_start.shape[0] > 1 else -1  # (no groups: one-value arrays)
         if g >= 0 and held[g]:
             n_tops = 0
             for idx in range(group_start[g], group_start[g + 1]):

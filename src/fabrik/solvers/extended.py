@@ -234,7 +234,7 @@ def skeleton_poles(skeleton, arrays, poles, target_idx: np.ndarray, groups: tupl
     for j in range(n - 1, 0, -1):
         if active[j]:
             active[parents[j]] = True
-    in_group = groups[4]
+    in_group = groups[4] if groups[4].shape[0] == n else np.full(n, -1)  # (no groups: a one-value array)
 
     def below(j):
         return set(order[position[j]:subtree_end[j]].tolist())
