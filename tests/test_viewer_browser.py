@@ -148,9 +148,11 @@ def open_scene(browser, server: Server):
     return page, Camera(camera, box), requests
 
 
-def drag_arrow(page, camera: Camera, gizmo: dict, server: Server, axis=(1.0, 0.0, 0.0), move: float = 0.35):
+def drag_arrow(page, camera: Camera, gizmo: dict, server: Server, axis=(1.0, 0.0, 0.0), move: float = 0.35,
+               moved=lambda solve: True):
     """Press on the gizmo's ``axis`` arrow and drag along it by ``move`` x its scale, in steps;
-    tries points along the arrow until the server reports a solve at a moved target."""
+    tries points along the arrow until the server reports a solve for which ``moved(solve)`` holds
+    (where another gizmo's arrow lies over this one on screen, the press may catch that one)."""
     centre = np.array(gizmo["position"])
     axis = np.asarray(axis, dtype=np.float64)
     for frac in (0.55, 0.7, 0.45, 0.8, 0.35):
@@ -166,7 +168,7 @@ def drag_arrow(page, camera: Camera, gizmo: dict, server: Server, axis=(1.0, 0.0
         page.wait_for_timeout(600)
         server._drain(0.5)
         solves = [e for e in server.events[before:] if e["event"] == "solve"]
-        if solves:
+        if solves and moved(solves[-1]):
             return solves[-1]
     raise AssertionError("no drag on the gizmo reached the server")
 
@@ -261,5 +263,84 @@ def test_no_request_leaves_the_machine(browser):
             parts = urlsplit(url)
             assert parts.scheme in ("http", "ws", "data", "blob") and (
                 parts.scheme in ("data", "blob") or parts.hostname == "127.0.0.1"), url
+    finally:
+        server.stop()
+
+
+def _side(positions, k, pole):
+    """The pole joint's offset from the root-effector line along the pole's offset (> 0: on the
+    pole's side)."""
+    p = np.asarray(positions)
+    u = (p[-1] - p[0]) / np.linalg.norm(p[-1] - p[0])
+    joint = (p[k] - p[0]) - ((p[k] - p[0]) @ u) * u
+    w = (np.asarray(pole) - p[0]) - ((np.asarray(pole) - p[0]) @ u) * u
+    return joint @ w
+
+
+def pixels_of(image: np.ndarray, colour, points, radius: int = 6) -> int:
+    """How many of ``points`` have a pixel near ``colour`` within ``radius``."""
+    near = np.abs(image.astype(int) - np.array(colour)).max(axis=2) < 50
+    hits = 0
+    for x, y in points:
+        x, y = int(round(x)), int(round(y))
+        hits += bool(near[max(0, y - radius):y + radius + 1, max(0, x - radius):x + radius + 1].any())
+    return hits
+
+
+def test_chain_pole_dragged_and_obstacles_kept_off(browser, tmp_path):
+    import fabrik
+    from fabrik.obstacles import penetration
+    from fabrik.viz.viewer.obstacles import demo_obstacles
+
+    server = Server("chain", "--joints", "3", "--pole", "--obstacles", "demo")
+    try:
+        page, camera, _ = open_scene(browser, server)
+        gizmo = server.wait_for("gizmo", scene="chain", name="pole")
+        first = server.wait_for("solve", scene="chain")
+        assert first["clearance"] >= 0.0 and _side(first["positions"], first["pole_joint"], first["pole"]) > 0
+        solve = drag_arrow(page, camera, gizmo, server, axis=(1.0, 0.0, 0.0), move=0.8)
+        assert np.linalg.norm(np.array(solve["pole"]) - np.array(gizmo["position"])) > 0.05 * gizmo["scale"]
+        assert solve["status"] == "reached"
+        assert _side(solve["positions"], solve["pole_joint"], solve["pole"]) > 0  # the elbow followed the pole
+        obstacles = demo_obstacles("chain", fabrik.Chain.straight(3, 1.0))
+        assert penetration(obstacles, solve["positions"]) == 0.0 and solve["clearance"] >= 0.0
+        page.wait_for_timeout(1000)
+        image = screenshot(page, str(tmp_path / "chain_pole.png"))
+        from fabrik.viz.viewer.obstacles import OBSTACLE, POLE
+
+        last = [e for e in server.events if e["event"] == "solve"][-1]
+        assert pixels_of(image, POLE, [camera.project(last["pole"])]) == 1, "the pole is drawn"
+        centres = [camera.project(ob.center) for ob in obstacles]
+        assert pixels_of(image, (200, 200, 210), centres, radius=10) + pixels_of(image, OBSTACLE, centres, 10) >= 1
+    finally:
+        server.stop()
+
+
+def test_skeleton_holds_a_dragged_bar_with_weights_poles_and_obstacles(browser, tmp_path):
+    from fabrik.obstacles import penetration
+    from fabrik.viz.viewer.obstacles import demo_obstacles
+
+    import fabrik
+
+    body = fabrik.models.humanoid()
+    server = Server("skeleton", "--hold", "bar", "--weights", "head=2", "--poles", "l_elbow", "--obstacles", "demo")
+    try:
+        page, camera, _ = open_scene(browser, server)
+        gizmo = server.wait_for("gizmo", scene="skeleton", name="held")
+        first = server.wait_for("solve", scene="skeleton")
+        assert first["weights"]["head"] == 2.0
+        start = np.array(gizmo["position"])
+        solve = drag_arrow(page, camera, gizmo, server, axis=(0.0, 0.0, 1.0), move=0.6,
+                           moved=lambda e: np.linalg.norm(np.array(e["held"]) - start) > 0.05 * gizmo["scale"])
+        held = np.array(solve["held"])
+        assert np.linalg.norm(held - np.array(gizmo["position"])) > 0.05 * gizmo["scale"], "the bar moved"
+        assert max(solve["loop_errors"]) <= solve["tol"], "both hands hold the bar"
+        assert solve["weights"]["head"] == 2.0 and "l_elbow" in solve["poles"]
+        p = np.array(solve["positions"])
+        assert penetration(demo_obstacles("skeleton", body), p, body.parents) == 0.0
+        page.wait_for_timeout(1000)
+        image = screenshot(page, str(tmp_path / "skeleton_held.png"))
+        last = [e for e in server.events if e["event"] == "solve"][-1]
+        check_drawn(image, camera, last["positions"], body.parents)
     finally:
         server.stop()

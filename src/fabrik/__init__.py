@@ -37,7 +37,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
     "URDFError": "fabrik.io.urdf", "load_urdf": "fabrik.io.urdf", "save_urdf": "fabrik.io.urdf",
     "Motion": "fabrik.model.motion", "rotations_from_positions": "fabrik.model.motion",
     "view": "fabrik.viz.viewer",
-    "constraints": "", "models": "", "mocap": "",
+    "constraints": "", "models": "", "mocap": "", "obstacles": "", "loops": "",
 })
 
 __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEFAULT_TOL", "solve", "solve_sequence",
@@ -45,4 +45,5 @@ __all__ = ["Chain", "Skeleton", "Solution", "SequenceSolution", "STATUSES", "DEF
            "methods", "method", "load_bvh", "save_bvh", "load_motion", "save_motion", "UnknownFormatError",
            "PositionsError", "Arm", "forward", "quat_xyzw", "quat_wxyz", "load_urdf", "save_urdf", "URDFError",
            "BVHError", "Motion", "view", "rotations_from_positions", "Cone", "Hinge", "Twist", "constraints", "models",
+           "obstacles", "loops",
            "__version__"]

@@ -319,7 +319,7 @@ def _unpack(pack):
 
 
 @njit(cache=True)
-def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames):
+def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames, pole=None):
     """Solve a 7-joint S-R-S arm for a tip target (module docstring).
 
     ``pack``: the arm (``srs_pack``), with ``wrist_in_tip`` (3,) the wrist centre in tip
@@ -328,7 +328,9 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
     the start (never written); ``tol`` (model units), ``otol`` (radians). Writes the answer to
     ``q`` (7,), ``positions`` (8, 3) and ``frames`` (8, 3, 3) (``fabrik.kernels.arm.forward_arm``
     of q; none of them ``q_prev``) and returns (iterations, position error, orientation error
-    (radians; 0 for a position target), status). Allocates two scratch arrays."""
+    (radians; 0 for a position target), status). Allocates two scratch arrays. ``pole`` (3,) or
+    None: the elbow goes on its circle on the pole's side of the shoulder-wrist line, in the plane
+    through the shoulder, the wrist and the pole (``_elbow_to_pole``)."""
     m = 7
     axes, origins, tip, lower, upper, wrist_in_tip, gaps = _unpack(pack)
     scale = pack[_SCALE]
@@ -348,6 +350,8 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         goal = _add(target_p, _mv3(target_R, wrist_in_tip))
         sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
         E, W = _elbow_on_circle(S, E0, goal, l1, l2, gaps[0], gaps[1], hinge_prev, sense)
+        if pole is not None:
+            E = _elbow_to_pole(S, E, W, pole)
         it = 1
         R_tip = target_R
     else:
@@ -360,6 +364,8 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         goal = _vec(target_p)
         it, _ = _fabrik_points(pts, lengths, goal, tol, max_iter, gaps[0], gaps[1])
         E, W = _vec(pts[1]), _vec(pts[2])
+        if pole is not None:
+            E = _elbow_to_pole(S, E, W, pole)
         # the hand's roll kept: the previous tip frame turned onto the new hand direction
         old = _div(_sub(T0, W0), l3)
         new = _div(_sub(pts[3], W), l3)
@@ -378,6 +384,28 @@ def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q
         return it, err, oerr, MAX_ITERATIONS
     far = _norm(_sub(goal, S)) > l1 + l2 + (0.0 if oriented else l3)  # goal: the wrist's, or the tip's
     return it, err, oerr, (UNREACHABLE if far else STALLED)
+
+
+@njit(cache=True)
+def _elbow_to_pole(S, E, W, pole):
+    """The elbow E turned about the shoulder-wrist line S-W onto the pole's side of it (3-tuples;
+    the pole (3,)): the pole arm of ``fabrik.kernels.poles`` for the S-R-S arm. E as it is when
+    the pole or E lies on the line."""
+    d = _sub(W, S)
+    dist = _norm(d)
+    if dist <= 0.0:
+        return E
+    u = _div(d, dist)
+    e = _sub(E, S)
+    along = _dot(e, u)
+    side = _sub(e, _mul(along, u))
+    r = _norm(side)
+    w = _sub((pole[0], pole[1], pole[2]), S)
+    wside = _sub(w, _mul(_dot(w, u), u))
+    rw = _norm(wside)
+    if r <= 1e-12 * dist or rw <= 1e-12 * dist:
+        return E
+    return _add(_add(S, _mul(along, u)), _mul(r / rw, wside))
 
 
 @njit(cache=True)

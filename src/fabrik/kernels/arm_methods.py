@@ -65,6 +65,7 @@ from numba import njit
 from fabrik.kernels.arm import _axis_rotation, angle_between, forward_arm, pose_error
 from fabrik.kernels.arm_ik import _cross, _mm, _mv3
 from fabrik.kernels.frames import mm_to
+from fabrik.kernels.obstacles import segment_clearance, segment_segment
 from fabrik.kernels.vec import dist3v
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
     UNREACHABLE
@@ -385,7 +386,8 @@ def _damped_solve(J, w, damping2, e, G, y, dq):
 
 @njit(cache=True)
 def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, tol,
-                  otol, scale, steps, max_step, barrier, J, e, G, y, dq, weights, trial, trial_positions, trial_frames):
+                  otol, scale, steps, max_step, barrier, J, e, G, y, dq, weights, trial, trial_positions, trial_frames,
+                  col=None):
     """Damped Newton (Levenberg-Marquardt) steps on the joint values from ``q`` (m,), whose forward
     pose ``positions``, ``frames`` is given: each step solves ``(J J^T + mu |e|^2 I) y = e``,
     ``dq = J^T y`` on the normalised error e (position over ``scale``, orientation in radians) and
@@ -402,7 +404,10 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
     ``barrier``: a joint the step would take towards its nearer limit counts in the step's least
     norm with a weight that falls from 1 to 0 as it nears that limit (the gradient of Chan and
     Dubey's joint-limit measure), so that a redundant arm turns its other joints instead of
-    running into the limit."""
+    running into the limit.
+
+    ``col``: None, or obstacles and self-collision (``arm_links_clear``): a step whose pose does not
+    keep the links clear is not kept (as one that does not lower ``|e|``)."""
     m = axes.shape[0]
     rows = J.shape[0]
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
@@ -469,6 +474,9 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
         new_cost = 0.0
         for r in range(rows):
             new_cost += e[r] * e[r]
+        if col is not None:
+            if not arm_links_clear(trial_positions, 0, col):
+                new_cost = np.inf  # into an obstacle (or the arm itself): not kept
         if not new_cost < cost:
             # the linearisation overshot (near a singularity, or far): damp harder and try again
             mu *= 16.0
@@ -512,10 +520,62 @@ def _dls_step(axes, origins, tip, slides, lower, upper, target_p, target_R, orie
 #: ``method`` codes of ``arm_run``.
 FABRIK, CCD, DLS = 0, 1, 2
 
+#: Halvings of a backward-stage move that would carry a link into an obstacle.
+CLEAR_HALVINGS = 12
+
+
+@njit(cache=True)
+def arm_links_clear(X, first, col):
+    """True when the links of the pose ``X`` (rows 0..m: the joints and the tip) from link
+    ``first`` on (link i joins rows i and i + 1) clear the obstacles by ``margin`` and, with a
+    radius, keep ``2 radius + margin`` from every link before ``first`` they are paired with
+    (``col`` = (obstacles, pairs (m, m) bool, radius, margin); the links from ``first`` on move
+    together, so pairs among them are not checked)."""
+    obs, pairs, radius, margin = col
+    m = pairs.shape[0]
+    for i in range(first, m):
+        if segment_clearance(obs, X[i, 0], X[i, 1], X[i, 2], X[i + 1, 0], X[i + 1, 1], X[i + 1, 2], 0.0) < margin:
+            return False
+        if radius > 0.0:
+            for j in range(first if first > 0 else m):
+                if j != i and pairs[i, j] and segment_segment(
+                        X[i, 0], X[i, 1], X[i, 2], X[i + 1, 0], X[i + 1, 1], X[i + 1, 2],
+                        X[j, 0], X[j, 1], X[j, 2], X[j + 1, 0], X[j + 1, 1], X[j + 1, 2]) < 2.0 * radius + margin:
+                    return False
+    return True
+
+
+@njit(cache=True)
+def _clear_part(X, saved, k, n, m, slide, axis, c, t, rot, col):
+    """The largest part (1, else found by ``CLEAR_HALVINGS`` halvings; 0 when none) of the move t
+    of joint k (a turn about ``axis`` through c, or a slide along it) after which the links from k
+    on stay clear (``arm_links_clear``); ``X`` is left as it was, ``saved`` is scratch."""
+    saved[k + 1:n] = X[k + 1:n]
+    lo, hi, part = 0.0, 1.0, 1.0
+    for step in range(CLEAR_HALVINGS + 1):
+        if slide:
+            _shift(X, k + 1, n, axis, part * t)
+        else:
+            _axis_rotation(axis, part * t, rot)
+            _move(X, k + 1, n, rot, c, X, c)
+        clear = arm_links_clear(X, k, col)
+        X[k + 1:n] = saved[k + 1:n]
+        if step == 0:
+            if clear:
+                return 1.0
+            part = 0.5
+            continue
+        if clear:
+            lo = part
+        else:
+            hi = part
+        part = 0.5 * (lo + hi)
+    return lo
+
 
 @njit(cache=True, inline="always")
 def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter,
-            scale, window, marker, damping, max_angle_step, near, barrier):
+            scale, window, marker, damping, max_angle_step, near, barrier, col=None):
     """One attempt of ``method`` (``FABRIK``, ``CCD`` or ``DLS``) from the values ``q0`` (module
     docstring).
 
@@ -527,7 +587,13 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     which Newton steps finish the solve (0: never; inf: from the start, in steps of at most
     ``NEAREST_MAX_STEP``, with the limits' ``barrier`` when asked). Returns (q, positions,
     frames, iterations, error, orientation error, status, Newton steps kept). Inlined into each
-    method's entry, where ``method`` is a constant the compiler folds."""
+    method's entry, where ``method`` is a constant the compiler folds.
+
+    ``col`` (FABRIK only): None, or (obstacles (K, 17), pairs (m, m) bool, radius, margin): the
+    backward stage turns (or slides) each joint by the largest part of its move that keeps the
+    links it moves clear of the obstacles and of the links kept apart from them
+    (``arm_links_clear``, ``_clear_part``), and the Newton finish keeps only clear steps; from a
+    clear start every pose of the attempt is clear."""
     m = axes.shape[0]
     q = np.minimum(np.maximum(q0.copy(), lower), upper)
     positions = np.empty((m + 1, 3))
@@ -556,6 +622,8 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     trial = np.empty(m)
     trial_positions = np.empty_like(positions)
     trial_frames = np.empty_like(frames)
+    if col is not None:
+        saved = np.empty_like(X)
     best_q = q.copy()
     best = err + scale * oerr
     ref = best
@@ -570,7 +638,7 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                                                   START_NEWTON_STEPS if start else NEWTON_STEPS,
                                                   NEAREST_MAX_STEP if start else NEWTON_MAX_STEP, barrier and start, J,
                                                   e, G, y, dq, weights,
-                                                  trial, trial_positions, trial_frames)
+                                                  trial, trial_positions, trial_frames, col)
             newton += kept
             if done:
                 return q, positions, frames, 0, err, oerr, REACHED, newton
@@ -606,6 +674,9 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
             for k in range(m):
                 if slides[k]:
                     t = _best_slide(X, Y, k + 1, last, Z[k], lower[k] - q[k], upper[k] - q[k])
+                    if col is not None:
+                        if t != 0.0:
+                            t *= _clear_part(X, saved, k, n, m, True, Z[k], c, t, rot, col)
                     if t != 0.0:
                         _set(q, k, q[k] + t, lower, upper)
                         _shift(X, k + 1, n, Z[k], t)
@@ -615,6 +686,9 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                 if A == 0.0 and B == 0.0:
                     continue
                 t = _best_angle(A, B, lower[k] - q[k], upper[k] - q[k], 0.0)
+                if col is not None:
+                    if t != 0.0:
+                        t *= _clear_part(X, saved, k, n, m, False, Z[k], c, t, rot, col)
                 if t != 0.0:
                     _set(q, k, q[k] + t, lower, upper)
                     _axis_rotation(Z[k], t, rot)
@@ -641,7 +715,7 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                     err, oerr, done, kept = newton_finish(axes, origins, tip, slides, lower, upper, target_p,
                                                           target_R, oriented, q, positions, frames, tol, otol, scale,
                                                           NEWTON_STEPS, NEWTON_MAX_STEP, False, J, e, G, y, dq, weights,
-                                                          trial, trial_positions, trial_frames)
+                                                          trial, trial_positions, trial_frames, col)
                     newton += kept
                     if done:
                         return q, positions, frames, it, err, oerr, REACHED, newton
@@ -681,11 +755,11 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
 
 @njit(cache=True)
 def fabrik_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
-               marker, window, near, barrier=False):
+               marker, window, near, barrier=False, col=None):
     """One FABRIK attempt on an arm from the values ``q0``: ``arm_run`` with ``FABRIK``, Newton steps
-    finishing it below ``near``."""
+    finishing it below ``near``; ``col`` obstacles and self-collision (``arm_run``), or None."""
     return arm_run(FABRIK, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, marker, 0.0, 0.0, near, barrier)
+                   max_iter, scale, window, marker, 0.0, 0.0, near, barrier, col)
 
 
 @njit(cache=True)

@@ -50,10 +50,13 @@ from fabrik.kernels.tree_limits import (_circular_own, _circular_reverse, _cone_
                                         _place_general, _reverse_general, _tr, _unit_between, align_hinge_twist,
                                         backward_stage, fit_root_frame, row_limits)
 from fabrik.kernels.vec import TINY, place_on_line
+from fabrik.kernels.obstacles import free_direction, push_out
+from fabrik.kernels.poles import apply_poles, apply_poles_clear
+from fabrik.kernels.tree_extras import branch_weights, refresh_untargeted, repair, weighted_error
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops, released):
+def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops, released, ext=None):
     """Solve a tree for several targets (module docstring).
 
     ``tol`` >= 0 and ``max_iter`` >= 0 as in the chain kernel; ``root_fixed``: with limits, keep the
@@ -64,6 +67,10 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     Returns (positions (n, 3), frames (n, 3, 3) (empty without limits), row_active (n,) int64 (1
     where a limit of that joint is on its boundary), iterations, errors (k,), status). A negative
     status (``BAD_INDEX``, ``BAD_ROOT``) means bad input and nothing was solved.
+
+    ``ext``: None, or effector weights, poles, obstacles and self-collision as
+    ``fabrik.kernels.tree_extras`` describes them; without it (every solve that uses none of
+    them) the code that reads it is left out when the kernel is compiled.
     """
     parents, lengths, rest_dirs, reach, order, subtree_end, position = tree
     group_of, group_start, group_members, group_offsets, in_group, releasable = groups
@@ -81,6 +88,23 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     if code != 0:
         return p, F, row_active, 0, errors, code
     eps = TINY * scale
+    clean = True  # (with obstacles or self-collision: the pose clears them)
+    posed = True  # (with poles: the pose has been through a pole step)
+    if ext is not None:
+        target_weights, pole_rows, pole_points, pole_members, obs, margin, self_radius, pairs = ext
+        posed = pole_rows.shape[0] == 0
+        bw = branch_weights(parents, slot, active, target_weights)
+        weight_sum = np.zeros(n)
+        collide = obs.shape[0] > 0 or self_radius > 0.0
+        pushed = targets.copy()  # targets inside obstacles: aimed at the nearest point outside
+        if obs.shape[0] > 0:
+            for t in range(k):
+                push_out(obs, pushed[t], 2.0 * margin)
+        no_caps = np.zeros((0, 7))
+        dvec = np.empty(3)
+        held_now = np.zeros(max(group_start.shape[0] - 1, 1), dtype=np.bool_)
+        scratch = (np.zeros((n, 7)), np.zeros(n, dtype=np.int64), np.empty((3, 3)), np.empty((3, 3)),
+                   np.empty((3, 3)))
     move_to_root(p, root3)
     if limb_tops.shape[0] > 0:
         swing_limbs(p, F, limb_tops, parents, order, subtree_end, position, slot, targets, eps)
@@ -96,6 +120,9 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     carried = np.zeros((0 if limited else n, 3))
     n_groups = group_start.shape[0] - 1
     released[:] = False
+    if ext is not None:
+        if collide and limited:
+            released[:] = True  # with frames, groups are not held while bones are kept off obstacles
     if limited:
         # rigid groups with frames: each group's turn, centre and first member, the rest frames
         rot, active_members, src, dst = fit_groups(p, parents, group_of, group_start, group_members, group_offsets,
@@ -124,8 +151,22 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             if not active[i]:
                 carried[i, 0], carried[i, 1], carried[i, 2] = bone_at_length(p, i, parents[i], lengths[i], rest_dirs,
                                                                              eps)
+    if ext is not None:
+        if collide:
+            # the start pose placed clear of the obstacles (no group held yet)
+            if limited:
+                clean = repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, self_radius, pairs,
+                               groups, held_now, (Q, rows, circ, hcs, P3, R, d), scratch)
+            else:
+                clean = repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, self_radius, pairs,
+                               groups, held_now, None, scratch)
+            refresh_untargeted(p, F, parents, lengths, active, carried, local)
     err = effector_errors(p, target_idx, targets, errors)
-    if err <= tol and (limited or (p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
+    if ext is not None:
+        weighted = False
+        for t in range(k):
+            weighted = weighted or target_weights[t] != target_weights[0]
+    if err <= tol and (ext is None or clean and posed) and (limited or (p[0, 0] == root3[0] and p[0, 1] == root3[1] and p[0, 2] == root3[2]
                                    and lengths_hold(p, parents, lengths, scale))):
         return p, F, row_active, 0, errors, REACHED
 
@@ -145,10 +186,17 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     snapshot = np.empty((n, 3))
     check_pose = False
     goal = targets.copy()
+    if ext is not None:
+        goal[:, :] = pushed
     nudged = False
     nudges = 0
     drop = last_drop = np.inf  # how much the last iterations lowered the largest error: none yet
+    if ext is not None:
+        if weighted:
+            err = weighted_error(errors, target_weights)
     best_err = err
+    if ext is not None and not clean:
+        best_err = np.inf  # (never an answer: the first clear pose replaces it)
     best_p = p.copy()
     best_F = F.copy()
     best_active = row_active.copy()
@@ -165,6 +213,8 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
         for a in range(n_active):
             i = active_list[a]
             proposal_count[i] = 0
+            if ext is not None:
+                weight_sum[i] = 0.0
             proposal_sum[i, 0] = 0.0
             proposal_sum[i, 1] = 0.0
             proposal_sum[i, 2] = 0.0
@@ -177,10 +227,16 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 p[i, 1] = goal[s, 1]
                 p[i, 2] = goal[s, 2]
             elif g >= 0 and active_members[g] >= 2 and not released[g]:
-                place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                                   proposal_sum, proposal_count, fit_scratch[0], not releasable[g])
+                if ext is None:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, proposal_count, fit_scratch[0], not releasable[g])
+                else:
+                    place_group_centre(p, i, g, rot, active, group_start, group_members, group_offsets, src, dst,
+                                       proposal_sum, weight_sum, fit_scratch[0], not releasable[g], bw)
             elif proposal_count[i] > 0:
                 w = 1.0 / proposal_count[i]
+                if ext is not None:
+                    w = 1.0 / weight_sum[i]  # the weighted centroid
                 p[i, 0] = proposal_sum[i, 0] * w
                 p[i, 1] = proposal_sum[i, 1] * w
                 p[i, 2] = proposal_sum[i, 2] * w
@@ -222,17 +278,37 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                     _hinge_own(F, q, Q, i, rows, hcs, P3)
                 elif row_limits(rows, q) and not _cone_inside(rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
                     _place_general(F, i, q, Q, rows, P3, R, d)
-                for c in range(3):
-                    proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
+                if ext is None:
+                    for c in range(3):
+                        proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]
+                else:
+                    for c in range(3):
+                        proposal_sum[q, c] += bw[i] * (p[i, c] - length * F[i, c, 1])
             elif limited:
-                for c in range(3):
-                    proposal_sum[q, c] += p[i, c]
+                if ext is None:
+                    for c in range(3):
+                        proposal_sum[q, c] += p[i, c]
+                else:
+                    for c in range(3):
+                        proposal_sum[q, c] += bw[i] * p[i, c]
             else:
                 x, y, z = bone_at_length(p, i, q, length, rest_dirs, eps)
-                proposal_sum[q, 0] += p[i, 0] - x
-                proposal_sum[q, 1] += p[i, 1] - y
-                proposal_sum[q, 2] += p[i, 2] - z
+                if ext is None:
+                    proposal_sum[q, 0] += p[i, 0] - x
+                    proposal_sum[q, 1] += p[i, 1] - y
+                    proposal_sum[q, 2] += p[i, 2] - z
+                else:
+                    if obs.shape[0] > 0 and length > 0.0:
+                        # the proposal turned so that its bone clears the obstacles
+                        dvec[0], dvec[1], dvec[2] = -x / length, -y / length, -z / length
+                        free_direction(obs, no_caps, 0, p[i], dvec, length, 0.0, margin, False)
+                        x, y, z = -length * dvec[0], -length * dvec[1], -length * dvec[2]
+                    proposal_sum[q, 0] += bw[i] * (p[i, 0] - x)
+                    proposal_sum[q, 1] += bw[i] * (p[i, 1] - y)
+                    proposal_sum[q, 2] += bw[i] * (p[i, 2] - z)
             proposal_count[q] += 1
+            if ext is not None:
+                weight_sum[q] += bw[i]
         # backward stage: root back on its base, then outwards along every branch
         if limited:
             if not root_fixed and not (n_groups > 0 and group_of[0] >= 0 and not released[group_of[0]]):
@@ -244,8 +320,12 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
             p[0, 1] = root3[1]
             p[0, 2] = root3[2]
             if n_groups > 0 and group_of[0] >= 0 and not released[group_of[0]]:
-                place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets, carried,
-                                    src, dst, fit_scratch[0])
+                if ext is None:
+                    place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets,
+                                        carried, src, dst, fit_scratch[0])
+                else:
+                    place_group_members(p, 0, group_of[0], rot, active, group_start, group_members, group_offsets,
+                                        carried, src, dst, fit_scratch[0], bw)
             for i in range(1, n):
                 q = parents[i]
                 if active[i]:
@@ -259,17 +339,47 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                     # its knee and a twist joint, on a pelvis held rigid) was placed by that group:
                     # only its own group's turn is fitted, or the parent group would bend
                     nested = in_group[i] >= 0 and active_members[in_group[i]] >= 2 and not released[in_group[i]]
-                    if not releasable[group_of[i]] and active[i] and lengths[i] > eps and not nested:
-                        seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
-                                   group_offsets, eps, fit_scratch)
-                    place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
-                                        carried, src, dst, fit_scratch[0])
+                    if ext is None:
+                        if not releasable[group_of[i]] and active[i] and lengths[i] > eps and not nested:
+                            seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
+                                       group_offsets, eps, fit_scratch)
+                        place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
+                                            carried, src, dst, fit_scratch[0])
+                    else:
+                        if not releasable[group_of[i]] and active[i] and lengths[i] > eps and not nested:
+                            seat_group(p, i, q, lengths[i], group_of[i], rot, active, group_start, group_members,
+                                       group_offsets, eps, fit_scratch, bw)
+                        place_group_members(p, i, group_of[i], rot, active, group_start, group_members, group_offsets,
+                                            carried, src, dst, fit_scratch[0], bw)
+        if ext is not None:
+            if pole_rows.shape[0] > 0:
+                if collide and clean and not limited:
+                    apply_poles_clear(p, F, pole_rows, pole_points, pole_members, eps, parents, obs, margin)
+                else:
+                    apply_poles(p, F, pole_rows, pole_points, pole_members, eps)
+                if limited:  # every limit held again
+                    backward_stage(p, F, parents, lengths, Q, rows, circ, hcs, own_start, own_list, active, local,
+                                   root3, row_active, P3, R, d, held)
+            if collide:
+                for g in range(n_groups):
+                    held_now[g] = not limited and active_members[g] >= 2 and not released[g]
+                if limited:
+                    clean = repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, self_radius,
+                                   pairs, groups, held_now, (Q, rows, circ, hcs, P3, R, d), scratch)
+                else:
+                    clean = repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, self_radius,
+                                   pairs, groups, held_now, None, scratch)
+            if collide or pole_rows.shape[0] > 0:
+                refresh_untargeted(p, F, parents, lengths, active, carried, local)
         it += 1
         err = effector_errors(p, target_idx, targets, errors)
-        if err <= tol:
+        if err <= tol and (ext is None or clean):
             return p, F, row_active, it, errors, REACHED
+        if ext is not None:
+            if weighted:  # the stopping rules and the best pose follow the weighted error
+                err = weighted_error(errors, target_weights)
         drop = prev_err - err
-        if err < best_err:  # kept by loops (numba's slice assignment of 3D arrays costs microseconds)
+        if err < best_err and (ext is None or clean):  # kept by loops (numba's slice assignment of 3D arrays costs microseconds)
             best_err = err
             for i in range(n):
                 best_p[i, 0] = p[i, 0]
@@ -294,7 +404,10 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                 return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
         if nudged:
             nudged = False
-            goal[:, :] = targets
+            if ext is None:
+                goal[:, :] = targets
+            else:
+                goal[:, :] = pushed
         if check_pose:
             check_pose = False
             if max_joint_move(p, snapshot) < stall_tol(tol, scale):
@@ -315,7 +428,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                     return best_p, best_F, best_active, it, best_errors, (UNREACHABLE if unreachable else STALLED)
         if effectors_stalled(p, before, target_idx, stall_tol(tol, scale), err, prev_err):
             check_pose = True
-    if best_err < err:
+    if best_err < err or (ext is not None and not clean and best_err < np.inf):
         return best_p, best_F, best_active, it, best_errors, MAX_ITERATIONS
     return p, F, row_active, it, errors, MAX_ITERATIONS
 

@@ -42,7 +42,7 @@ SEAT_HALVINGS = 6
 
 @njit(cache=True, error_model="numpy")
 def place_group_centre(p, centre, g, rot, active, group_start, group_members, group_offsets, src, dst,
-                       proposal_sum, proposal_count, h, anchored):
+                       proposal_sum, proposal_count, h, anchored, weights=None):
     """Forward stage at a rigid group's centre: fit the group to its targeted members' positions
     (``rot[g]`` refined) and put the centre at the centroid of the members' rigid proposals
     (``member - R o``) and the proposals of the centre's other children. ``anchored``: the fit
@@ -50,8 +50,11 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
     joint along the line to its old position; members close to one line (a chest's neck and two
     shoulders) leave a turn about that line almost free, and without the anchor the centre's
     lever carries that ill-conditioned turn into the centre's position, which then grows from
-    iteration to iteration. ``h``: 3 x 3 scratch."""
-    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    iteration to iteration. ``h``: 3 x 3 scratch. ``weights`` (n,): effector weights
+    (``fabrik.kernels.tree_extras.branch_weights``): the fit and the centroid weigh each member by
+    its weight, and ``proposal_count`` holds the summed weights of the other proposals (None: every
+    member and proposal counts once)."""
+    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets, weights)
     a = 1.0 if anchored else 0.0
     # the fit's centroids over the members and (weight a) the centre: rest offset 0, old position
     f = m / (m + a)
@@ -63,9 +66,10 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            src[j, 0] = group_offsets[idx, 0] - cs0
-            src[j, 1] = group_offsets[idx, 1] - cs1
-            src[j, 2] = group_offsets[idx, 2] - cs2
+            w = 1.0 if weights is None else weights[k]
+            src[j, 0] = w * (group_offsets[idx, 0] - cs0)
+            src[j, 1] = w * (group_offsets[idx, 1] - cs1)
+            src[j, 2] = w * (group_offsets[idx, 2] - cs2)
             dst[j, 0] = p[k, 0] - cd0
             dst[j, 1] = p[k, 1] - cd1
             dst[j, 2] = p[k, 2] - cd2
@@ -76,7 +80,7 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
     dst[j, 0] = p[centre, 0] - cd0
     dst[j, 1] = p[centre, 1] - cd1
     dst[j, 2] = p[centre, 2] - cd2
-    refine_rotation(rot[g], cross_covariance(src, dst, m + 1, h), RIGID_FIT_STEPS)
+    refine_rotation(rot[g], cross_covariance(src, dst, j + 1, h), RIGID_FIT_STEPS)
     total = m + proposal_count[centre]
     a0, a1, a2 = rotate3(rot[g], ms0, ms1, ms2)
     p[centre, 0] = (m * (md0 - a0) + proposal_sum[centre, 0]) / total
@@ -85,11 +89,13 @@ def place_group_centre(p, centre, g, rot, active, group_start, group_members, gr
 
 
 @njit(cache=True, error_model="numpy")
-def place_group_members(p, centre, g, rot, active, group_start, group_members, group_offsets, carried, src, dst, h):
+def place_group_members(p, centre, g, rot, active, group_start, group_members, group_offsets, carried, src, dst, h,
+                        weights=None):
     """Backward stage at a rigid group's centre (already placed): turn the group towards its
     targeted members' forward-stage positions and put every member at ``centre + R o``
-    (untargeted members through their carried bone vectors). ``h``: 3 x 3 scratch."""
-    m = member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst)
+    (untargeted members through their carried bone vectors). ``h``: 3 x 3 scratch. ``weights``
+    (n,) or None: the turn's fit weighs each member by its effector weight."""
+    m = member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst, weights)
     if m > 0:
         refine_rotation(rot[g], cross_covariance(src, dst, m, h), RIGID_FIT_STEPS)
     r = rot[g]
@@ -104,38 +110,54 @@ def place_group_members(p, centre, g, rot, active, group_start, group_members, g
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst):
-    """The first m rows of ``src`` and ``dst`` <- the rest offsets of group g's active members and
-    their offsets from ``p[centre]``; returns m."""
+def member_offsets(p, centre, g, active, group_start, group_members, group_offsets, src, dst, weights=None):
+    """The first m rows of ``src`` and ``dst`` <- the rest offsets of group g's active members
+    (each times its effector weight when ``weights`` (n,) is given) and their offsets from
+    ``p[centre]``; returns m."""
     m = 0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
+            w = 1.0 if weights is None else weights[k]
             for c in range(3):
-                src[m, c] = group_offsets[idx, c]
+                src[m, c] = w * group_offsets[idx, c]
                 dst[m, c] = p[k, c] - p[centre, c]
             m += 1
     return m
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def member_means(p, g, active, group_start, group_members, group_offsets):
+def member_means(p, g, active, group_start, group_members, group_offsets, weights=None):
     """(m, ms0, ms1, ms2, md0, md1, md2): how many of group g's members are active, and the means
-    of their rest offsets and of their positions in ``p`` (NaN when none is)."""
+    of their rest offsets and of their positions in ``p`` (NaN when none is). With ``weights``
+    (n,): m the active members' summed weights and the means weighted."""
     m = 0
+    total = 0.0
     ms0 = ms1 = ms2 = 0.0
     md0 = md1 = md2 = 0.0
     for idx in range(group_start[g], group_start[g + 1]):
         k = group_members[idx]
         if active[k]:
-            ms0 += group_offsets[idx, 0]
-            ms1 += group_offsets[idx, 1]
-            ms2 += group_offsets[idx, 2]
-            md0 += p[k, 0]
-            md1 += p[k, 1]
-            md2 += p[k, 2]
-            m += 1
-    return m, ms0 / m, ms1 / m, ms2 / m, md0 / m, md1 / m, md2 / m
+            if weights is None:
+                ms0 += group_offsets[idx, 0]
+                ms1 += group_offsets[idx, 1]
+                ms2 += group_offsets[idx, 2]
+                md0 += p[k, 0]
+                md1 += p[k, 1]
+                md2 += p[k, 2]
+                m += 1
+            else:
+                w = weights[k]
+                ms0 += w * group_offsets[idx, 0]
+                ms1 += w * group_offsets[idx, 1]
+                ms2 += w * group_offsets[idx, 2]
+                md0 += w * p[k, 0]
+                md1 += w * p[k, 1]
+                md2 += w * p[k, 2]
+                total += w
+    if weights is None:
+        return m, ms0 / m, ms1 / m, ms2 / m, md0 / m, md1 / m, md2 / m
+    return total, ms0 / total, ms1 / total, ms2 / total, md0 / total, md1 / total, md2 / total
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -158,7 +180,8 @@ def seat_value(rt, h, ms0, ms1, ms2, w0, w1, w2, m, length):
 
 
 @njit(cache=True, error_model="numpy")
-def seat_group(p, centre, parent, length, g, rot, active, group_start, group_members, group_offsets, eps, scratch):
+def seat_group(p, centre, parent, length, g, rot, active, group_start, group_members, group_offsets, eps, scratch,
+               weights=None):
     """Backward stage at a held group's centre (already on its bone's sphere about
     ``p[parent]``, ``length`` > ``eps`` from it): choose the centre on that sphere and the group's
     turn R together, so that the targeted members come as close as they can to their
@@ -174,10 +197,12 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
     ``SEAT_HALVINGS`` times; at most ``SEAT_STEPS`` steps, until one turns R by less than
     ``SEAT_STOP`` rad), then the centre goes to ``parent + length * v / |v|``. (Placing the
     centre on the line towards its forward-stage position and then turning the group about it
-    lets a chest on a nearly straight spine creep.) ``scratch``: (2, 3, 3)."""
+    lets a chest on a nearly straight spine creep.) ``scratch``: (2, 3, 3). ``weights`` (n,) or
+    None: each member weighed by its effector weight (M the summed weights, the means and H
+    weighted)."""
     h = scratch[0]
     trial = scratch[1]
-    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets)
+    m, ms0, ms1, ms2, md0, md1, md2 = member_means(p, g, active, group_start, group_members, group_offsets, weights)
     if m == 0:
         return
     h[:, :] = 0.0  # sum_k m_k o_k^T, then H
@@ -185,9 +210,10 @@ def seat_group(p, centre, parent, length, g, rot, active, group_start, group_mem
         k = group_members[idx]
         if active[k]:
             for r in range(3):
-                h[r, 0] += p[k, r] * group_offsets[idx, 0]
-                h[r, 1] += p[k, r] * group_offsets[idx, 1]
-                h[r, 2] += p[k, r] * group_offsets[idx, 2]
+                wp = p[k, r] if weights is None else weights[k] * p[k, r]
+                h[r, 0] += wp * group_offsets[idx, 0]
+                h[r, 1] += wp * group_offsets[idx, 1]
+                h[r, 2] += wp * group_offsets[idx, 2]
     for r in range(3):
         mdr = md0 if r == 0 else (md1 if r == 1 else md2)
         h[r, 0] -= m * mdr * ms0

@@ -14,6 +14,9 @@ import numpy as np
 from numba import njit
 
 REACHED, UNREACHABLE, STALLED, MAX_ITERATIONS = 0, 1, 2, 3
+#: The statuses of solves with obstacles (``fabrik.obstacles``): a target inside an obstacle, and a
+#: target within reach that the solve stopped short of with a bone against an obstacle.
+OBSTRUCTED, BLOCKED = 4, 5
 
 #: Movements below this fraction of the model's size count as none in the no-progress tests,
 #: whatever ``tol`` is: below it they are rounding (a tol of 1e-12 on a chain of 1e12-unit bones

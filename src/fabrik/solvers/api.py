@@ -83,6 +83,11 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
                                              None))
     if not isinstance(method, str):
         raise ValueError(f"method must be a method name (a str; fabrik.methods() lists them), got {method!r}")
+    engine = None
+    if options and not _ENGINE_KEYS.isdisjoint(options):
+        from fabrik.solvers import extended
+
+        engine = extended.take(options)  # poles, weights, obstacles, self-collision, loops
     if type(tol) is not float or not 0.0 <= tol < math.inf:
         tol = check_tol(tol)
     if max_iter is not None:
@@ -121,6 +126,12 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
         solver = chosen.chain
         opts = chosen.options("chain", options) if options else solver.defaults
         cap = solver.max_iter if max_iter is None else max_iter
+        if engine is not None:
+            from fabrik.solvers import extended
+
+            sol = extended.solve_chain(model, to3d_point(target), rotation, initial, root, tol,
+                                       min(cap, solver.max_iter_ceiling), chosen, opts, engine)
+            return sol if dim == 3 else sol._replace(positions=from3d(sol.positions, 2))
         if cap > registry.SLICE_ITERATIONS:
             sol = _chain_in_slices(solver, model, to3d_point(target), rotation, initial, root, tol, cap, opts)
             return sol if dim == 3 else sol._replace(positions=from3d(sol.positions, 2))
@@ -139,15 +150,20 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             _first_use(solver)
         opts = chosen.options("skeleton", options)
         cap = solver.max_iter if max_iter is None else max_iter
+        if engine is not None:
+            from fabrik.solvers import extended
+
+            return extended.solve_skeleton(model, targets, initial, root, tol, min(cap, solver.max_iter_ceiling),
+                                           chosen, opts, engine)
         if cap > registry.SLICE_ITERATIONS:
             return _skeleton_in_slices(solver, model, targets, initial, root, tol, cap, opts)
         return solver.solve(model, targets, initial, root, tol, cap, opts)
     if isinstance(model, Arm):
-        return _solve_arm(model, target, targets, method, initial, root, tol, max_iter, options)
+        return _solve_arm(model, target, targets, method, initial, root, tol, max_iter, options, engine)
     raise ValueError(f"model must be a fabrik.Chain, fabrik.Skeleton or fabrik.Arm, got {type(model).__name__}")
 
 
-def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, options) -> Solution:
+def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, options, engine=None) -> Solution:
     """``solve`` for an ``Arm``: a tip target (xyz or (xyz, rotation)), joint angles in and out."""
     if targets is not None:
         raise ValueError("an arm takes one `target` (the tip's xyz, or (xyz, rotation)); `targets` is for skeletons")
@@ -177,6 +193,10 @@ def _solve_arm(arm, target, targets, method, initial, root, tol, max_iter, optio
         _first_use(solver)
     opts = chosen.options("arm", options) if options else solver.defaults
     cap = solver.max_iter if max_iter is None else min(max_iter, solver.max_iter_ceiling)
+    if engine is not None:
+        from fabrik.solvers import extended
+
+        return extended.solve_arm(arm, target, rotation, initial, tol, cap, chosen, opts, engine)
     return solver.solve(arm, target, rotation, initial, tol, cap, opts)
 
 
@@ -216,6 +236,9 @@ def _in_slices(run, solver, initial, cap: int, opts) -> Solution:
 
 _NDARRAY = np.ndarray
 _INF = math.inf
+#: ``fabrik.solvers.extended.KEYS``: the engine options (poles, weights, obstacles, self-collision,
+#: loops), kept here so that a solve without them imports nothing more.
+_ENGINE_KEYS = frozenset(("pole", "pole_joint", "poles", "weights", "obstacles", "self_collision", "loops"))
 _empty = np.empty
 _new_tuple = tuple.__new__
 _NO_FAST = object()

@@ -229,22 +229,29 @@ NEWTON_NEAR = 0.3
 NEAREST_CANDIDATES = 8
 
 
-def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute") -> Solution:
+def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, method="fabrik-revolute",
+                       col=None, usable=None) -> Solution:
     """FABRIK on any arm (``fabrik.kernels.arm_methods``), finished by Newton steps, restarted while
-    it stalls; with ``nearest``, Newton steps from ``initial`` first (``_seek_near``)."""
+    it stalls; with ``nearest``, Newton steps from ``initial`` first (``_seek_near``). ``col``:
+    obstacles and self-collision for the kernel (``fabrik.solvers.extended.solve_arm``) and
+    ``usable(q)`` whether a start keeps clear of them (``search``), or None."""
     announce_compile(fabrik_arm)
     length = arm.reach or 1.0  # an arm whose joints and tip all sit at one point turns the tip frame only
     near = NEWTON_NEAR if options.finish else 0.0
 
-    def run(*common, cap, window, first):
-        return fabrik_arm(*common, cap, length, MARKER * length, window, near)
+    if col is None:
+        def run(*common, cap, window, first):
+            return fabrik_arm(*common, cap, length, MARKER * length, window, near)
+    else:
+        def run(*common, cap, window, first):
+            return fabrik_arm(*common, cap, length, MARKER * length, window, near, False, col)
 
     local = None
-    if options.nearest:
+    if options.nearest and col is None:
         def local(q0):
             return _seek_near(arm, target, rotation, q0, tol, options.orientation_tol, length)
 
-    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run, local)
+    return _restarted(arm, method, target, rotation, initial, tol, max_iter, options, run, local, usable)
 
 
 #: With ``nearest``: the pieces of the path of poses ``_seek_near`` follows from the start's pose
@@ -336,7 +343,8 @@ def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Sol
                                                                   options.max_angle_step, window))
 
 
-def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel, local=None) -> Solution:
+def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel, local=None,
+               usable=None) -> Solution:
     """An arm kernel run by ``search``: ``kernel(axes, origins, tip, slides, lower, upper, target,
     rotation, oriented, q0, tol, orientation_tol, cap=, window=, first=)`` (its remaining
     arguments bound; ``first``: the attempt from ``initial``). ``local(q0)``: with ``nearest``,
@@ -361,7 +369,7 @@ def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, k
     if found is not None:
         result, iterations, attempts = found, 0, 1
     else:
-        result, iterations, attempts = search(arm, attempt, start, max_iter, options, evaluate)
+        result, iterations, attempts = search(arm, attempt, start, max_iter, options, evaluate, usable)
         attempts += local is not None
     sol = arm_solution(method, result[0], result[1], result[2], iterations, result[4], result[5], result[6], oriented)
     extras = {**sol.extras, "attempts": attempts}
@@ -370,7 +378,7 @@ def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, k
     return sol._replace(extras=MappingProxyType(extras))
 
 
-def search(arm, attempt, start, max_iter, options, evaluate=None):
+def search(arm, attempt, start, max_iter, options, evaluate=None, usable=None):
     """Attempts of an arm kernel from ``start``, then from random values within the limits, until
     one reaches the target, the target is out of reach, ``options.restarts`` restarts are spent,
     ``options.time_budget`` seconds have passed (no attempt begins after it) or ``max_iter``
@@ -385,7 +393,11 @@ def search(arm, attempt, start, max_iter, options, evaluate=None):
     of its angle (a multiple of 2 pi away: the same pose) nearest its start within its limits
     when ``evaluate(q)`` (positions, frames, errors and whether reached) finds it still reached
     (the turned angles' rounding can matter at a tolerance of 0). (FABRIK first looks for the
-    answer on the start's own branch: ``_seek_near``.)"""
+    answer on the start's own branch: ``_seek_near``.)
+
+    ``usable(q)`` (obstacles, self-collision): whether a start keeps the arm clear; a start that
+    does not is replaced by random values that do (up to ``USABLE_DRAWS`` draws; ValueError when
+    none of them does)."""
     deadline = time.perf_counter() + options.time_budget
     best = None
     best_score = math.inf
@@ -396,6 +408,8 @@ def search(arm, attempt, start, max_iter, options, evaluate=None):
     nearest = options.nearest
     candidates = []
     q_start = start
+    if usable is not None and not usable(start):
+        start = _usable_start(arm, np.random.default_rng(options.seed), usable)
     while True:
         more = attempts < options.restarts
         result = attempt(start, max_iter - total, RESTART_WINDOW if more else NO_PROGRESS_WINDOW, attempts == 0)
@@ -416,6 +430,8 @@ def search(arm, attempt, start, max_iter, options, evaluate=None):
             rng = np.random.default_rng(options.seed)
             low, span = arm.random_ranges()
         start = low + span * rng.random(low.shape[0])  # as arm.random_angles(rng), without its checks
+        if usable is not None and not usable(start):
+            start = _usable_start(arm, rng, usable)
     if candidates:
         unit = _distance_units(arm)
         turned = [_nearest_turns(arm, r[0], q_start) for r in candidates]
@@ -428,6 +444,20 @@ def search(arm, attempt, start, max_iter, options, evaluate=None):
     elif int(best[6]) != REACHED and int(best[6]) != UNREACHABLE:
         best = best[:6] + ((MAX_ITERATIONS if total >= max_iter else STALLED),) + best[7:]
     return best, total, attempts
+
+
+#: Random starts ``search`` draws at most to find one that keeps the arm clear of obstacles.
+USABLE_DRAWS = 1000
+
+
+def _usable_start(arm, rng, usable) -> np.ndarray:
+    low, span = arm.random_ranges()
+    for _ in range(USABLE_DRAWS):
+        q = low + span * rng.random(low.shape[0])
+        if usable(q):
+            return q
+    raise ValueError(f"no pose of the arm among {USABLE_DRAWS} random ones keeps clear of the obstacles (or of "
+                     "itself); check that the base lies outside every obstacle")
 
 
 def _nearest_turns(arm, q, q_ref) -> np.ndarray:

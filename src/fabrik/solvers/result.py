@@ -13,8 +13,12 @@ import numpy as np
 #: for an unconstrained chain, within ``tol`` of that closest distance); ``stalled``: the
 #: effector stopped making progress (it moved less than ``tol`` in one iteration and the error
 #: stopped falling) without reaching the target, or short of the closest an out-of-reach target
-#: allows; ``max_iterations``: the iteration cap came first.
-STATUSES = ("reached", "unreachable", "stalled", "max_iterations")
+#: allows; ``max_iterations``: the iteration cap came first. Solves with obstacles
+#: (``fabrik.obstacles``) also end ``obstructed``: a target lies inside an obstacle (the answer is
+#: the closest pose found that keeps every bone out of them), or ``blocked``: a target within reach
+#: was not reached and a bone of the answer rests against an obstacle (it could not be reached
+#: around them).
+STATUSES = ("reached", "unreachable", "stalled", "max_iterations", "obstructed", "blocked")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

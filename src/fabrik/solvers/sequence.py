@@ -50,7 +50,10 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
             than None/False/"none" for a method that does not take the option is a ValueError.
         progress: show a progress bar (tqdm) over the frames.
         **options: the method's own options (e.g. ``damping`` for ``jacobian-dls``; for a
-            constrained method ``initial_frames`` for the first frame and ``root_rotation``).
+            constrained method ``initial_frames`` for the first frame and ``root_rotation``), and
+            FABRIK's engine options (``poles``, ``weights``, ``obstacles``, ``self_collision``,
+            ``loops``: ``fabrik.solve``), the same in every frame (such a take is solved frame by
+            frame through ``fabrik.solve``).
 
     Returns:
         ``SequenceSolution``: positions (F, n, 3), iterations (F,), effector_errors (F, k) with
@@ -92,7 +95,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
     _tracking_options(chosen, rigid_sub_bases, swing_limbs, options)
     announce_compile(*chosen.skeleton.kernels)
-    if chosen.sequence is not None:
+    if chosen.sequence is not None and _ENGINE.isdisjoint(options):
         opts = chosen.options("skeleton", options)
         cap = chosen.skeleton.max_iter if max_iter is None else max_iter
         with progress_bar(progress, frames, chosen.name, "frame") as bar:
@@ -189,15 +192,18 @@ def frame_solver(skeleton, method: str, indices: np.ndarray, tol, max_iter, opti
     derived from the pose). The method's own array path (``Method.frame``) where it has one,
     else ``fabrik.solve``. The method name and its options are checked before any frame."""
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
-    opts = chosen.options("skeleton", dict(options))
+    engine = {key: value for key, value in options.items() if key in _ENGINE}
+    opts = chosen.options("skeleton", {key: value for key, value in options.items() if key not in _ENGINE})
     cap = chosen.skeleton.max_iter if max_iter is None else max_iter
-    if chosen.frame is not None:
+    if chosen.frame is not None and not engine:
         return chosen.frame(skeleton, indices, tol, cap, opts)
     names = [skeleton.names[j] for j in indices.tolist()]
+    carry = bool(engine) and chosen.frames  # the engine options' path: fabrik.solve, frames carried
 
     def one(targets, previous, root, frames):
+        more = options if not carry or frames is None else {**options, "initial_frames": frames}
         return solve(skeleton, targets=dict(zip(names, targets)), initial=previous, root=root, method=chosen.name,
-                     tol=tol, max_iter=max_iter, **options)
+                     tol=tol, max_iter=max_iter, **more)
     return one
 
 
@@ -236,5 +242,8 @@ def _frame_by_frame(skeleton, method: str, indices: np.ndarray, paths: np.ndarra
                 bar.update((f + 1) - bar.n)
     return SequenceSolution(positions, iterations, errors, codes, method, tuple(names), joint_frames)
 
+
+#: ``fabrik.solvers.extended.KEYS``: options that send every frame through ``fabrik.solve``.
+_ENGINE = frozenset(("pole", "pole_joint", "poles", "weights", "obstacles", "self_collision", "loops"))
 
 __all__ = ["solve_sequence", "frame_solver"]

@@ -157,7 +157,8 @@ def _kernel_inputs(arrays: Rig, limited: bool, rigid_sub_bases, swing_limbs, roo
     return groups, arrays.limits, arrays.limbs(swing_limbs, held), not (free_root or root_group)
 
 
-def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, options, with_frames=None) -> Solution:
+def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, options, with_frames=None,
+                          ext=None) -> Solution:
     """Multi-end-effector FABRIK (module docstring); arguments as ``fabrik.solvers.registry``
     says, options ``TrackingOptions``.
 
@@ -167,12 +168,13 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     ``initial[0]``). On a skeleton with limits every bone keeps its length and every limit holds
     in ``positions`` (``extras["frames"]`` are the matching frames). ``with_frames``: follow joint
     frames (the limited path) even without limits (method ``"fabrik-constrained"``); default:
-    when the skeleton has limits.
+    when the skeleton has limits. ``ext``: the kernel's effector weights, poles, obstacles and
+    self-collision (``fabrik.solvers.extended``), or None.
     """
     arrays, indices, positions, _, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     if not (bool(skeleton.constraints) if with_frames is None else with_frames):
         return _solve_plain(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol),
-                            int(max_iter), options.rigid_sub_bases, options.swing_limbs)
+                            int(max_iter), options.rigid_sub_bases, options.swing_limbs, ext)
     frames = options.initial_frames
     if frames is not None:
         frames = _check_frames(frames, skeleton.n_joints)
@@ -180,18 +182,23 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     return _solve_limited(skeleton, indices, positions, _writable(initial, np.float64), frames,
                           _writable(root, np.float64), root_from_target, root_matrix, free_root, tol, int(max_iter),
                           options.rigid_sub_bases, options.swing_limbs,
-                          rest_up(skeleton) if options.turn_search else None)
+                          rest_up(skeleton) if options.turn_search else None, ext)
 
 
 def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_target: bool, tol: float,
-                 max_iter: int, rigid_sub_bases, swing_limbs: bool) -> Solution:
+                 max_iter: int, rigid_sub_bases, swing_limbs: bool, ext=None) -> Solution:
     """One kernel call without limits on checked inputs, and its ``Solution`` (errors by joint
-    name, and as an array in ``extras["effector_error_array"]``; the released groups' centres)."""
+    name, and as an array in ``extras["effector_error_array"]``; the released groups' centres).
+    ``ext``: the kernel's weights, poles and obstacles (``fabrik.solvers.extended``), or None."""
     groups, limits, tops, _ = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
     released = np.zeros_like(groups[-1])
-    out, _, _, iterations, errors, code = fabrik_tree(
-        arrays.tree, groups, limits, (idx, pos, initial, NO_FRAMES, root, root_from_target), tol, max_iter, True,
-        tops, released)
+    task = (idx, pos, initial, NO_FRAMES, root, root_from_target)
+    if ext is None:
+        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, tol, max_iter, True,
+                                                          tops, released)
+    else:
+        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, tol, max_iter, True,
+                                                          tops, released, ext)
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
@@ -202,10 +209,10 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
 
 
 def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
-                   rigid_sub_bases=DEFAULT_RIGID_SUB_BASES, swing_limbs=False, turn_up=None) -> Solution:
+                   rigid_sub_bases=DEFAULT_RIGID_SUB_BASES, swing_limbs=False, turn_up=None, ext=None) -> Solution:
     """One solve with limits; ``turn_up`` (the rest up axis, or None for no ``turn_search``)
     retries a solve that ends short from turned starts (``search_turns``; never with a held
-    ``root_rotation``)."""
+    ``root_rotation``); ``ext`` as for ``_solve_plain``."""
     arrays = rig(skeleton)
     if frames is None:
         frames = frames_from_pose(skeleton, p0)
@@ -217,8 +224,12 @@ def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_
                                                       free_root)
 
     def attempt(p, F, cap=max_iter):
-        return fabrik_tree(arrays.tree, groups, limits, (idx, pos, p, F, root, root_from_target), tol,
-                           min(cap, max_iter), root_fixed, tops, np.zeros_like(groups[-1]))
+        task = (idx, pos, p, F, root, root_from_target)
+        if ext is None:
+            return fabrik_tree(arrays.tree, groups, limits, task, tol, min(cap, max_iter), root_fixed, tops,
+                               np.zeros_like(groups[-1]))
+        return fabrik_tree(arrays.tree, groups, limits, task, tol, min(cap, max_iter), root_fixed, tops,
+                           np.zeros_like(groups[-1]), ext)
 
     answer = attempt(p0, frames)
     code = answer[5]
@@ -470,8 +481,8 @@ def _frame_solver(skeleton, indices, tol, max_iter, options):
 
 def _with_frames(function):
     """``function`` (the solver or its sequence) always following joint frames: ``"fabrik-constrained"``."""
-    def run(*args):
-        return function(*args, with_frames=True)
+    def run(*args, **more):
+        return function(*args, with_frames=True, **more)
     run.__doc__ = function.__doc__
     return run
 

@@ -1,6 +1,7 @@
 """The ``chain`` and ``constraints`` scenes: a chain, a draggable target, a method menu, each
-solve's iterations, error and time, FABRIK's passes played stage by stage, the Kine snake, and
-for a chain with limits each joint's limit drawn and the active ones highlighted."""
+solve's iterations, error and time, FABRIK's passes played stage by stage, the Kine snake, for a
+chain with limits each joint's limit drawn and the active ones highlighted, and FABRIK's pole
+target (a draggable pole) and obstacles (drawn, kept off)."""
 
 from __future__ import annotations
 
@@ -68,12 +69,17 @@ class ChainScene:
         snake: the Kine snake of section 5.1: the head follows the target and the body drags its
             root along (a 2D chain makes it planar).
         target: the target's first place (default: the effector's rest place bent a little off the line).
+        pole: a pole target (``fabrik.solve(..., pole=)``): its first place, or True for one in
+            front of the chain's middle; drawn as a violet ball with a gizmo to drag it.
+        pole_joint: the pole joint (default the middle joint).
+        obstacles: ``fabrik.obstacles`` solids, drawn and kept off every bone.
+    With a pole or obstacles the menu holds FABRIK only (they are its options).
     """
 
     kind = "chain"
 
     def __init__(self, viewer, chain, *, method: str = "fabrik", tol: float = 1e-3, snake: bool = False,
-                 target=None, name: str = "/chain"):
+                 target=None, pole=None, pole_joint=None, obstacles=None, name: str = "/chain"):
         from fabrik.model.chain import Chain
 
         if not isinstance(chain, Chain):
@@ -85,6 +91,13 @@ class ChainScene:
         self.tol = float(tol)
         self.snake = bool(snake)
         self.methods = chain_methods(chain)
+        from fabrik.obstacles import pack
+
+        pack(obstacles)  # (checked before anything is drawn)
+        self.obstacles = list(obstacles or ())
+        self.pole_joint = pole_joint
+        if (pole is not None and pole is not False) or self.obstacles:
+            self.methods = [m for m in self.methods if m in ("fabrik", "fabrik-constrained")]
         method = _routed(method, self.limited)
         if method not in self.methods:
             raise ValueError(f"method {method!r} cannot solve this chain; choose one of {', '.join(self.methods)}")
@@ -113,6 +126,22 @@ class ChainScene:
             f"{name}/target", scale=0.22 * self.size, disable_rotations=True, position=tuple(target),
             active_axes=(True, True, self.dim == 3), depth_test=False)
         self.gizmo.on_update(safe(lambda _event: self.set_target(self.gizmo.position), "target update"))
+        from fabrik.viz.viewer.obstacles import POLE, draw_obstacles
+
+        self.obstacle_nodes = draw_obstacles(scene, name, self.obstacles, self.size)
+        self.pole = None
+        if pole is not None and pole is not False:
+            if pole is True:
+                pole = to3(self.positions[0]) + np.array([0.0, 0.5, 0.6] if self.dim == 3 else [0.6, 0.5, 0.0]) * self.size
+            self.pole = finite_point(to3(np.asarray(pole, dtype=np.float64)))
+            if self.pole is None:
+                raise ValueError(f"pole must be a finite point, got {pole!r}")
+            self.pole_ball = scene.add_icosphere(f"{name}/pole_ball", radius=0.02 * self.size, color=POLE,
+                                                 position=tuple(self.pole))
+            self.pole_gizmo = scene.add_transform_controls(
+                f"{name}/pole", scale=0.15 * self.size, disable_rotations=True, position=tuple(self.pole),
+                active_axes=(True, True, self.dim == 3), depth_test=False)
+            self.pole_gizmo.on_update(safe(lambda _event: self.set_pole(self.pole_gizmo.position), "pole update"))
         with gui.add_folder("Solve"):
             self.menu = gui.add_dropdown("Method", tuple(self.methods), initial_value=method)
             self.menu.on_update(safe(lambda _e: self.set_method(self.menu.value), "method change"))
@@ -135,6 +164,8 @@ class ChainScene:
         self.limit_nodes = self._add_limits(scene, name) if self.limited else []
         viewer.fit_camera(to3(self.positions[0]) + np.array([0.0, 0.4, 0.0]) * self.size, self.size, planar=self.dim == 2)
         viewer.emit("gizmo", scene="chain", name="target", position=target, scale=0.22 * self.size)
+        if self.pole is not None:
+            viewer.emit("gizmo", scene="chain", name="pole", position=self.pole, scale=0.15 * self.size)
         self.set_target(target)
 
     # --- solving ----------------------------------------------------------------------------
@@ -150,6 +181,30 @@ class ChainScene:
             raise ValueError(f"unknown method {method!r}; choose one of {', '.join(self.methods)}")
         self.method = method
         self.set_target(self.target)
+
+    def set_pole(self, position) -> object | None:
+        """Move the pole (the pole gizmo's drag handler) and solve again from the last answer."""
+        p = finite_point(position)
+        if p is None or self.pole is None:
+            return None
+        if self.dim == 2:
+            p[2] = 0.0
+        self.pole = p
+        if not np.allclose(self.pole_gizmo.position, p):
+            self.pole_gizmo.position = tuple(p)
+        self.pole_ball.position = tuple(p)
+        return self.set_target(self.target)
+
+    def _options(self) -> dict:
+        """FABRIK's options of this scene for ``fabrik.solve``: the pole and the obstacles."""
+        extra = {}
+        if self.pole is not None:
+            extra["pole"] = self.pole[: self.dim]
+            if self.pole_joint is not None:
+                extra["pole_joint"] = self.pole_joint
+        if self.obstacles:
+            extra["obstacles"] = self.obstacles
+        return extra
 
     def set_limits(self, on: bool) -> None:
         self.show_limits = bool(on) and self.limited
@@ -182,16 +237,22 @@ class ChainScene:
             from fabrik.viz.viewer.passes import follow_the_head
 
             root = follow_the_head(model.bone_lengths, start, goal)[0]
+        extra = self._options()
         t0 = time.perf_counter()
-        sol = fabrik.solve(model, goal, method=method, initial=start, root=root, tol=self.tol)
+        sol = fabrik.solve(model, goal, method=method, initial=start, root=root, tol=self.tol, **extra)
         self.solve_seconds = time.perf_counter() - t0
         self.last = sol
         self.previous, self.positions = self.positions, sol.positions
         self.root = sol.positions[0]
         self._redraw(sol)
+        more = {}
+        if self.pole is not None:
+            more.update(pole=self.pole, pole_joint=sol.extras["pole_joint"])
+        if self.obstacles:
+            more.update(clearance=sol.extras["clearance"])
         self.viewer.emit("solve", scene="chain", target=p, effector=to3(sol.positions[-1]), error=sol.error,
                          status=sol.status, method=sol.method, iterations=sol.iterations, tol=self.tol,
-                         positions=to3(sol.positions))
+                         positions=to3(sol.positions), **more)
         if self.pass_box.value:
             self._compute_stages()
             self._show_stage()
@@ -202,8 +263,13 @@ class ChainScene:
             self.body.set(sol.positions)
             self.target_ball.position = tuple(self.target)
             self.root_marker.position = tuple(to3(sol.positions[0]))
+            extra = ""
+            if self.pole is not None:
+                extra += f"  \npole joint {sol.extras['pole_joint']} (violet: the pole, drag it)"
+            if self.obstacles:
+                extra += f"  \nclearance from the obstacles {sol.extras['clearance']:.3g}"
             self.stats.content = (f"**{sol.method}**: {sol.status}  \n{sol.iterations} iterations, error "
-                                  f"{sol.error:.3g}, {fmt_time(self.solve_seconds)}")
+                                  f"{sol.error:.3g}, {fmt_time(self.solve_seconds)}{extra}")
             if self.limit_nodes and self.show_limits and "frames" in sol.extras:
                 self._place_limits(sol)
 
