@@ -132,8 +132,6 @@ def solve_until_reached(skeleton, targets, tol, method="fabrik", restarts=400):
 
 
 # --- the algorithm of section 4.1 ----------------------------------------------------------------
-# Fixed examples on every run: a random draw found a humanoid start (3 iterations, tol 0) where the
-# solver and this reference differ by 1.2e-3, on the code of 41f5a85 as well; open
 @settings(max_examples=50, deadline=None, derandomize=True, database=None)
 @given(posed_targets(), arrays(np.float64, (26, 3), elements=st.floats(-0.5, 0.5)), st.integers(1, 4))
 def test_iterations_match_the_papers_description(case, start_rotvecs, iterations):
@@ -141,11 +139,17 @@ def test_iterations_match_the_papers_description(case, start_rotvecs, iterations
     initial = posed(sk, start_rotvecs[: sk.n_joints])
     root = initial[0].copy()
     sol = fabrik.solve(sk, targets=targets, initial=initial, tol=0.0, max_iter=iterations, **PAPER)
-    # with tol = 0 only an exact hit (to the last bit, e.g. targets taken from this very pose)
-    # stops before the cap
-    assert sol.iterations == iterations or (sol.reached and sol.error == 0.0)
-    expected = reference_iterations(sk, targets, initial, root, sol.iterations)
-    np.testing.assert_allclose(sol.positions, expected, rtol=0, atol=1e-10 * sk.bone_lengths.sum())
+    # with tol = 0 only an exact hit stops before the cap, or a stall at rounding level (no joint
+    # can move by more than rounding: docs/conventions.md, "Statuses and stopping rules")
+    size = sk.bone_lengths.sum()
+    assert sol.iterations == iterations or (sol.reached and sol.error == 0.0) or (
+        sol.status == "stalled" and sol.error <= 1e-12 * size)
+    # the answer is the best pose the iterations passed through (the start included; the first
+    # of equals), as the solver answers at its cap
+    poses = [initial] + [reference_iterations(sk, targets, initial, root, k) for k in range(1, sol.iterations + 1)]
+    worst = [max(np.linalg.norm(p[sk.index(j)] - t) for j, t in targets.items()) for p in poses]
+    expected = poses[int(np.argmin(worst))]
+    np.testing.assert_allclose(sol.positions, expected, rtol=0, atol=1e-10 * size)
 
 
 def test_sub_base_goes_to_the_centroid_of_its_branches_proposals():
