@@ -69,7 +69,7 @@ def max_violation(chain: Chain, sol) -> float:
 
 def _kernel_call(method: str, chain: Chain, target: np.ndarray, tol: float):
     from fabrik.solvers import registry
-    from fabrik.solvers.fabrik_constrained import _IDENTITY, prepare
+    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, prepare
 
     # the bare kernel of the method that solves a limited chain for ``method`` (they share one signature)
     kernel = registry.route(method, "chain", limited=True).chain.kernels[0]

@@ -56,7 +56,7 @@ def random_chain(rng: np.random.Generator, dim: int) -> Chain:
 
 def kernel_args(chain: Chain, target) -> tuple:
     """The arguments the limited chain kernels take, for ``chain`` and a position target."""
-    from fabrik.solvers.fabrik_constrained import _IDENTITY, prepare
+    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, prepare
 
     limits, frame = prepare(chain)
     t = np.zeros(3)

@@ -340,7 +340,7 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ce
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
     from fabrik.solvers.api import _target_rotation
-    from fabrik.solvers.fabrik_constrained import prepare
+    from fabrik.solvers.chain_limits import prepare
 
     count, n, dim = targets3.shape[0], model.n_joints, model._dim
     oriented = rotations is not None

@@ -15,13 +15,13 @@ if the target is out of reach (the chain then points at it) else ``stalled``; th
 ``"ccd-constrained"`` (this module too; ``method="ccd"`` routes a constrained chain or an
 oriented target there): one iteration is one sweep over all joints, effector end first; each
 joint's rotation is restricted by its limit before it is applied (``fabrik.kernels.ccd``).
-Options, conventions and Solution extras are those of ``fabrik.solvers.fabrik_constrained``.
+Options, conventions and Solution extras are those of ``fabrik.solvers.chain_limits``.
 """
 
 from __future__ import annotations
 
 from fabrik.kernels.rotation_chain import ccd_chain, ccd_constrained
-from fabrik.solvers.fabrik_constrained import _IDENTITY, LimitOptions, build_solution, prepare
+from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, prepare
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
@@ -41,7 +41,7 @@ def solve_ccd_constrained(chain, target, rotation, initial, root, tol, max_iter,
     limits, frame = prepare(chain)
     oriented = rotation is not None
     result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
-                             rotation if oriented else _IDENTITY, oriented, chain.dim == 2, tol,
+                             rotation if oriented else IDENTITY, oriented, chain.dim == 2, tol,
                              options.orientation_tol, max_iter)
     return build_solution("ccd-constrained", chain, result, frame, oriented)
 

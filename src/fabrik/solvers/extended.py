@@ -151,7 +151,7 @@ def solve_chain(chain, target, rotation, initial, root, tol, max_iter, chosen, o
         if obs.shape[0]:
             extras["clearance"] = float(clearance)
         return Solution(p, int(it), float(err), STATUSES[code], "fabrik", None, MappingProxyType(extras))
-    from fabrik.solvers.fabrik_constrained import build_solution, prepare
+    from fabrik.solvers.chain_limits import build_solution, prepare
 
     limits, frame = prepare(chain)
     frames = np.empty((n, 3, 3))
@@ -394,7 +394,7 @@ def finish_skeleton(skeleton, sol: Solution, names, pos, weights, obs, margin, t
     ordered = {name: errors[name] for name in names}
     if "effector_error_array" in extras:
         extras["effector_error_array"] = np.array(list(ordered.values()))
-    from fabrik.solvers.fabrik_constrained import ConstrainedExtras
+    from fabrik.solvers.result import ConstrainedExtras
 
     if isinstance(sol.extras, ConstrainedExtras):
         stored = {key: sol.extras[key] for key in sol.extras._data}

@@ -1,4 +1,17 @@
-"""FABRIK on a single chain (Algorithm 1), the library's default method."""
+"""FABRIK on a single chain: Algorithm 1 (``fabrik``, the library's default method) and, on a chain
+with joint limits or an oriented target, FABRIK with limits (``fabrik-constrained``, section 4.3).
+
+``fabrik.solve`` routes a chain with constraints (``Chain.with_constraints``) or a target with a
+rotation (``target=(xyz, rotation)``) to the limited solve. There the joint before the effector
+is placed at ``target - L_last * R[:, 1]`` in every forward stage of an oriented target; its
+options are ``fabrik.solvers.chain_limits.LimitOptions`` (``orientation_tol``), its extras those
+``chain_limits`` lists, and besides them ``polish_sweeps`` and ``restarts``: when FABRIK ends
+short of the target it searches on, within ``max_iter`` (``fabrik.kernels.fabrik_constrained``,
+``fabrik_constrained_polished``): limited CCD sweeps (CCD's step, not FABRIK's) from the best pose
+FABRIK saw and from the start pose, then ``restarts`` runs of FABRIK and CCD sweeps from fixed
+pseudo-random poses; ``polish_sweeps`` counts the CCD sweeps. All are counted in
+``iterations``; the answer is the closest pose found. Both 0 when FABRIK reached the target.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +22,8 @@ import numpy as np
 from fabrik.kernels import fabrik_chain_entry as entry
 from fabrik.kernels.fabrik_chain import fabrik_chain_into
 from fabrik.kernels.fabrik_chain_entry import fabrik_chain_checked
+from fabrik.kernels.fabrik_constrained import fabrik_constrained, fabrik_constrained_polished
+from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, prepare
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution, plain_solution
 
@@ -61,3 +76,27 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
 
 add("fabrik", "chain", Solver(solve_fabrik_chain, DEFAULTS, kernels=(fabrik_chain_checked,)),
     limited="fabrik-constrained", summary="FABRIK (Aristidou & Lasenby 2011): forward and backward reaching on points")
+
+
+def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
+    """Constrained FABRIK: joint limits applied at every step of both stages (module docstring).
+
+    Arguments as ``fabrik.solvers.registry`` says. The returned pose always satisfies every
+    limit (each iteration ends with a backward stage that enforces them). Status ``unreachable``
+    when the target is farther than the chain's length and it stopped progressing, ``stalled``
+    when it stopped short otherwise (the limits may make a target within reach unreachable).
+    A solve that ends short of the target searches on with limited CCD sweeps and restarts
+    (``extras["polish_sweeps"]``, ``extras["restarts"]``), so that a target the limits keep out
+    of reach ends near the closest pose they allow.
+    """
+    limits, frame = prepare(chain)
+    oriented = rotation is not None
+    *result, sweeps, restarts = fabrik_constrained_polished(initial, chain._kernel_lengths, target, root, limits, frame,
+                                                  rotation if oriented else IDENTITY, oriented, chain.dim == 2,
+                                                  tol, options.orientation_tol, max_iter)
+    return build_solution("fabrik-constrained", chain, result, frame, oriented, {"polish_sweeps": int(sweeps),
+                                                                               "restarts": int(restarts)})
+
+
+add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions(), kernels=(fabrik_constrained,)), limits=True, oriented=True,
+    frames=True, summary="FABRIK with joint limits and oriented targets (section 4.3)")

@@ -43,7 +43,7 @@ unconstrained method's step (same model, options and defaults), after which ever
 clamped into its limits, root to effector (``fabrik.kernels.jacobian``): "clamping after each
 step", the usual way to give a Jacobian method joint limits, so every pose satisfies every limit
 with exact bone lengths. Limit conventions and Solution extras are those of
-``fabrik.solvers.fabrik_constrained``; oriented targets are refused (ValueError): use ``"fabrik"``
+``fabrik.solvers.chain_limits``; oriented targets are refused (ValueError): use ``"fabrik"``
 or ``"ccd"``.
 """
 
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from fabrik._validation import check_positive
 from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE
 from fabrik.kernels.rotation_chain import jacobian_chain, jacobian_constrained
-from fabrik.solvers.fabrik_constrained import build_solution, prepare
+from fabrik.solvers.chain_limits import build_solution, prepare
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 

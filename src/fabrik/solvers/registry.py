@@ -126,7 +126,7 @@ METHODS: dict[str, Method] = {}
 #: The modules that register methods, imported on the first lookup.
 METHOD_MODULES = (
     "fabrik.solvers.fabrik", "fabrik.solvers.ccd", "fabrik.solvers.jacobian", "fabrik.solvers.ftl",
-    "fabrik.solvers.triangulation", "fabrik.solvers.fabrik_constrained", "fabrik.solvers.skeleton_fabrik",
+    "fabrik.solvers.triangulation", "fabrik.solvers.skeleton_fabrik",
     "fabrik.solvers.skeleton_methods", "fabrik.solvers.arm",
 )
 _loaded = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -114,3 +115,70 @@ class SequenceSolution(NamedTuple):
         f, n = self.positions.shape[:2]
         return (f"SequenceSolution(method={self.method!r}, frames={f}, joints={n}, "
                 f"reached={int(self.reached.sum())}/{f}, mean_iterations={float(self.iterations.mean()):.3g})")
+
+
+class ConstrainedExtras(collections.abc.Mapping):
+    """The read-only ``Solution.extras`` of a constrained solve.
+
+    ``frames``, ``root_frame``, ``active_constraints`` (and ``orientation_error``) are stored;
+    ``local_rotations``, ``swing_angles`` and ``twist_angles`` are computed on first access, so a
+    solve does not pay for them unless they are read.
+
+    For a chain (``parents`` None) frame i belongs to bone i and is relative to frame i - 1 (frame
+    0 to ``root_frame``; the effector has no bone and gets the identity). For a skeleton
+    (``parents`` the (n,) parent indices) frame i belongs to the bone arriving at joint i and is
+    relative to its parent's frame; the root's frame is relative to the world axes. A 2D chain
+    (``planar``) has no twist: its frames keep +Z on the plane's normal, and its twist angles are
+    0 (a bone folded exactly back would otherwise read as a half turn of twist).
+    """
+
+    _DERIVED = ("local_rotations", "swing_angles", "twist_angles")
+
+    def __init__(self, stored: dict, parents=None, planar: bool = False):
+        self._data = dict(stored)
+        self._parents = parents
+        self._planar = planar
+
+    def _derive(self) -> None:
+        from scipy.spatial.transform import Rotation
+
+        from fabrik.model.constraints import swing_twist
+
+        frames = self._data["frames"]
+        n = frames.shape[0]
+        parents = np.empty_like(frames)
+        if self._parents is None:
+            parents[0] = self._data["root_frame"]
+            parents[1:] = frames[:-1]
+            with_bone = range(n - 1)
+        else:
+            parents[0] = np.eye(3)
+            parents[1:] = frames[self._parents[1:]]
+            with_bone = range(n)
+        local = np.einsum("nji,njk->nik", parents, frames)
+        if self._parents is None:
+            local[-1] = np.eye(3)
+        swing = np.arctan2(np.hypot(local[:, 0, 1], local[:, 2, 1]), local[:, 1, 1])
+        twist = np.zeros(n)
+        for i in () if self._planar else with_bone:
+            twist[i] = swing_twist(parents[i], frames[i])[1]
+        for name, value in (("local_rotations", Rotation.from_matrix(local).as_quat()), ("swing_angles", swing),
+                            ("twist_angles", twist)):
+            value.setflags(write=False)
+            self._data[name] = value
+
+    def __getitem__(self, key):
+        if key in self._DERIVED and key not in self._data:
+            self._derive()
+        return self._data[key]
+
+    def __iter__(self):
+        keys = list(self._data)
+        keys += [k for k in self._DERIVED if k not in self._data]
+        return iter(keys)
+
+    def __len__(self):
+        return len(set(self._data) | set(self._DERIVED))
+
+    def __repr__(self):
+        return f"ConstrainedExtras({sorted(self)})"

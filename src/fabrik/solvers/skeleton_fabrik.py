@@ -87,7 +87,7 @@ from fabrik.kernels.vec import all_finite3
 from fabrik.model.constraints import as_rotation_matrix
 from fabrik.model.pose_frames import frames_from_pose, rest_up
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, RIGID_MODES, Rig, rig, rigid_mode
-from fabrik.solvers.fabrik_constrained import ConstrainedExtras
+from fabrik.solvers.result import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, SequenceSolution, Solution
 from fabrik.solvers.skeleton_inputs import _writable, array_inputs, prepare, raise_kernel_error, target_arrays
