@@ -57,3 +57,16 @@ def test_complex_boolean_and_object_inputs_are_refused_by_name():
         fabrik.solve(body, targets={"l_wrist": np.array([0.3, 1.2, 0.4]) + 1j})
     with pytest.raises(ValueError, match=r"targets\['l_wrist'\] must be real numbers"):
         fabrik.solve_sequence(body, {"l_wrist": np.zeros((2, 3), dtype=complex)})
+
+
+def test_the_library_stands_apart_from_its_experiments_and_has_one_module_per_method():
+    # issue 39: only the CLI imports fabrik_experiments; a method with and without limits is one
+    # module (no "-constrained" twin modules among the solvers)
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "fabrik"
+    importers = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                       if re.search(r"^\s*(from|import) fabrik_experiments", p.read_text(), re.M))
+    assert importers and all(p.startswith("cli/") for p in importers), importers
+    assert sorted(p.name for p in (src / "solvers").glob("*_constrained.py")) == []
