@@ -44,7 +44,7 @@ from fabrik.kernels.poles import apply_poles, apply_poles_clear
 from fabrik.kernels.singularity import MAX_ESCAPES
 from fabrik.kernels.stopping import (BLOCKED, MAX_ITERATIONS, OBSTRUCTED, PROGRESS_FRACTION, REACHED, STALLED,
                                       UNREACHABLE, effector_stalled, stall_tol)
-from fabrik.kernels.vec import TINY, chain_scale, dist3v, fallback_direction
+from fabrik.kernels.vec import TINY, chain_scale, dist3v, fallback_direction, turn_joint
 
 #: A stop short of a reachable target counts as ``BLOCKED`` when a bone of the answer lies within
 #: this fraction of the chain's length of an obstacle.
@@ -139,14 +139,7 @@ def _turn_tail(p, first, pivot, R):
 def _turn_head(p, F, last, pivot, R):
     """Turn joints 0 .. last of ``p`` and their frames by R about joint ``pivot``."""
     for j in range(last + 1):
-        x, y, z = p[j, 0] - p[pivot, 0], p[j, 1] - p[pivot, 1], p[j, 2] - p[pivot, 2]
-        for c in range(3):
-            p[j, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
-        for c in range(3):
-            f0, f1, f2 = F[j, 0, c], F[j, 1, c], F[j, 2, c]
-            F[j, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
-            F[j, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
-            F[j, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+        turn_joint(p, F, j, pivot, R)
 
 
 @njit(cache=True, error_model="numpy")

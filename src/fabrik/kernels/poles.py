@@ -23,6 +23,7 @@ from numba import njit
 
 from fabrik.kernels.frames import axis_angle_matrix
 from fabrik.kernels.obstacles import segment_clearance
+from fabrik.kernels.vec import turn_joint
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,16 +56,7 @@ def turn_members(p, F, members, start, stop, a, R):
     """Turn the joints ``members[start:stop]`` of ``p`` (n, 3) by R (3, 3) about ``p[a]``, and their
     frames ``F`` (n, 3, 3; none when empty) with them, in place."""
     for m in range(start, stop):
-        j = members[m]
-        x, y, z = p[j, 0] - p[a, 0], p[j, 1] - p[a, 1], p[j, 2] - p[a, 2]
-        for c in range(3):
-            p[j, c] = p[a, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
-        if F.shape[0] > 0:
-            for c in range(3):
-                f0, f1, f2 = F[j, 0, c], F[j, 1, c], F[j, 2, c]
-                F[j, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
-                F[j, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
-                F[j, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+        turn_joint(p, F, members[m], a, R)
 
 
 @njit(cache=True, error_model="numpy")

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.frames import rotation_between
+from fabrik.kernels.vec import turn_joint
 from fabrik.kernels.obstacles import (PER_RING, REFINE_STEPS, RINGS, basis, between, bone_clearance,
                                       ring_angle, ring_direction, segment_segment)
 from fabrik.kernels.tree_limits import (_circular_own, _cone_inside, _hinge_own, _place_general, _tr, row_limits)
@@ -98,16 +99,7 @@ def _turn_tops(p, F, q, tops, n_tops, R, order, position, subtree_end, T):
     for t in range(n_tops):
         top = tops[t]
         for b in range(position[top], subtree_end[top]):
-            j = order[b]
-            x, y, z = p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2]
-            for c in range(3):
-                p[j, c] = p[q, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
-            if F.shape[0] > 0:
-                for c in range(3):
-                    f0, f1, f2 = F[j, 0, c], F[j, 1, c], F[j, 2, c]
-                    F[j, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
-                    F[j, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
-                    F[j, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+            turn_joint(p, F, order[b], q, R)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

@@ -209,6 +209,21 @@ def rotate_span(p, start, stop, pivot, order, R):
             p[i, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def turn_joint(p, F, j, pivot, R):
+    """Turn joint j of ``p`` (n, 3) by R (3, 3) about ``p[pivot]``, and its frame ``F[j]`` with it
+    unless ``F`` is empty (in place)."""
+    x, y, z = p[j, 0] - p[pivot, 0], p[j, 1] - p[pivot, 1], p[j, 2] - p[pivot, 2]
+    for c in range(3):
+        p[j, c] = p[pivot, c] + R[c, 0] * x + R[c, 1] * y + R[c, 2] * z
+    if F.shape[0] > 0:
+        for c in range(3):
+            f0, f1, f2 = F[j, 0, c], F[j, 1, c], F[j, 2, c]
+            F[j, 0, c] = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
+            F[j, 1, c] = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
+            F[j, 2, c] = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+
+
 @njit(cache=True, error_model="numpy")
 def rotate_subtree(p, top, pivot, order, subtree_end, position, R):
     """Turn ``top`` and every joint below it by R about ``p[pivot]`` (in place)."""
