@@ -36,7 +36,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             (a raw 4-vector is refused: its order is not known; ``fabrik.model.pose``).
         targets: for a skeleton, ``{joint_name: xyz}`` goals (oriented targets are for chains);
             keys may also be joint indices.
-        method: ``"fabrik"`` (default) or a comparison method; ``fabrik.methods()`` lists them.
+        method: ``"fabrik"`` (default) or a comparison method, by name or as the ``Method`` object
+            ``fabrik.method(name)`` gives; ``fabrik.methods()`` lists them.
         initial: (n, d) start pose, root first; default the model's rest pose. Never mutated.
         root: (d,) where the root must be; default ``initial[0]`` (a fixed root). Giving it moves
             the root (the paper's moving-root case).
@@ -81,8 +82,8 @@ def solve(model, target=None, *, targets=None, method: str = "fabrik", initial=N
             if code >= 0:
                 return _new_tuple(Solution, (positions, iterations, error, STATUSES[code], "fabrik", None, _EMPTY,
                                              None))
-    if not isinstance(method, str):
-        raise ValueError(f"method must be a method name (a str; fabrik.methods() lists them), got {method!r}")
+    if type(method) is not str:
+        method = registry.name_of(method)
     engine = None
     if options and not _ENGINE_KEYS.isdisjoint(options):
         from fabrik.solvers import extended
@@ -260,8 +261,6 @@ def _fast_route(method: str):
 
 
 def _fast_route_locked(method: str):
-    from fabrik.solvers.fabrik import solve_fabrik_chain
-
     key = (method, False, False)
     chosen = _CHAIN_ROUTES.get(key)
     if chosen is None:
@@ -271,11 +270,7 @@ def _fast_route_locked(method: str):
             return _NO_FAST
         _CHAIN_ROUTES[key] = chosen
         _first_use(chosen.chain)
-    fast = _NO_FAST
-    if chosen.chain.solve is solve_fabrik_chain:
-        from fabrik.kernels.fabrik_chain_entry import prepare
-
-        fast = (prepare(), chosen.chain.max_iter, bool(chosen.chain.defaults.turn_start))
+    fast = _NO_FAST if chosen.chain.fast is None else chosen.chain.fast(chosen.chain)
     _FAST_ROUTES[method] = fast
     return fast
 

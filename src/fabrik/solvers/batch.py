@@ -114,7 +114,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         root: where the root must be, (d,) for every target or (N, d) one per target; default each
             start pose's root.
         tol, max_iter: as ``fabrik.solve`` (max_iter default: the method's cap).
-        method: ``"fabrik"`` or ``"fabrik-constrained"`` (``BATCH_METHODS``; arms: every arm
+        method: ``"fabrik"`` or ``"fabrik-constrained"``, or its ``Method`` (``BATCH_METHODS``; arms: every arm
             method).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
@@ -141,8 +141,7 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             ``fabrik-constrained``. ``fabrik._validation.InsufficientMemoryError`` (a ValueError),
             before any work, for more targets than the memory available holds (``batch_bytes``).
     """
-    if not isinstance(method, str):
-        raise ValueError(f"method must be a method name (a str), got {method!r}")
+    method = registry.name_of(method)
     if precision not in ("float64", "float32"):
         raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
     if precision != "float64" and (backend != "warp" or not isinstance(model, Chain)):

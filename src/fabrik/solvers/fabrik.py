@@ -74,7 +74,13 @@ def solve_fabrik_chain(chain, target, rotation, initial, root, tol, max_iter, op
     return plain_solution(positions, iterations, error, STATUSES[code], "fabrik")
 
 
-add("fabrik", "chain", Solver(solve_fabrik_chain, DEFAULTS, kernels=(fabrik_chain_checked,)),
+def fast_entry(solver: Solver) -> tuple:
+    """``Solver.fast`` of plain chain FABRIK: the checked compiled entry, the cap and ``turn_start``
+    of ``solver``'s defaults (``fabrik.solve``'s hot path)."""
+    return entry.prepare(), solver.max_iter, bool(solver.defaults.turn_start)
+
+
+add("fabrik", "chain", Solver(solve_fabrik_chain, DEFAULTS, kernels=(fabrik_chain_checked,), fast=fast_entry),
     limited="fabrik-constrained", summary="FABRIK (Aristidou & Lasenby 2011): forward and backward reaching on points")
 
 

@@ -8,7 +8,10 @@ targets (``oriented``), which method takes over for it on a model with limits or
 target (``limited``), whether its solutions carry joint frames (``frames``) and, for a variant
 with tuned defaults, the method it tunes (``tuned_from``). Optional slots
 hold faster paths a method may offer: ``sequence`` (a whole take in one call) and ``frame``
-(one frame of a take on checked arrays).
+(one frame of a take on checked arrays), and a chain ``Solver``'s ``fast``: the compiled entry
+``fabrik.solve`` calls directly for a plain 3D chain and NumPy arrays (its hot path), skipping
+the checks that entry makes itself. ``fabrik.solve``, ``solve_batch`` and ``solve_sequence`` take a
+registered ``Method`` (``fabrik.method(name)``) wherever they take its name (``name_of``).
 
 Solver functions receive checked, C-contiguous float64 arrays, 3D (2D chains are embedded in
 z = 0 by ``solve``, which cuts the result back), and the parsed options; they never write to
@@ -67,6 +70,10 @@ class Solver:
     defaults: Any = NoOptions()
     max_iter: int = DEFAULT_MAX_ITER
     kernels: tuple = ()
+    #: chains only: ``fast(solver) -> (entry, cap, turn_start)``, the compiled entry with
+    #: ``fabrik.kernels.fabrik_chain_entry.fabrik_chain_checked``'s arguments that answers a plain
+    #: 3D chain's solve with this solver's defaults (None: no hot path)
+    fast: Callable | None = None
 
     @property
     def max_iter_ceiling(self) -> int:
@@ -168,6 +175,20 @@ def get(name) -> Method:
         return loaded()[name]
     except (KeyError, TypeError):  # TypeError: an unhashable name such as a list
         raise ValueError(f"unknown method {name!r}; methods are: {', '.join(sorted(METHODS))}") from None
+
+
+def name_of(method, where: str = "method") -> str:
+    """The name of ``method``: a name, or a registered ``Method`` (``fabrik.method(name)``);
+    ValueError for anything else, naming what was given."""
+    if isinstance(method, str):
+        return method
+    if isinstance(method, Method):
+        if loaded().get(method.name) is not method:
+            raise ValueError(f"{where}: the Method {method.name!r} is not the registered one; register it with "
+                             f"fabrik.solvers.registry.add, or pass a name (fabrik.methods() lists them)")
+        return method.name
+    raise ValueError(f"{where} must be a method name (a str; fabrik.methods() lists them) or a Method "
+                     f"(fabrik.method(name)), got {method!r}")
 
 
 def route(name, kind: str, *, limited: bool = False, oriented: bool = False) -> Method:

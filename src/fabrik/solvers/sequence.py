@@ -40,7 +40,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
             A crowd: (n, 3) for every character or (N, n, 3) one per character.
         root: the fixed root, (3,) for every frame or (F, 3) per frame; default the root joint's
             target where it has one, else ``initial[0]``. A crowd: (3,) or (N, F, 3).
-        method: any skeleton method (``fabrik.methods("skeleton")``); on a skeleton with joint
+        method: any skeleton method, by name or ``Method`` (``fabrik.methods("skeleton")``); with joint
             limits its ``-constrained`` variant, as ``fabrik.solve`` chooses.
         tol, max_iter: as for ``fabrik.solve`` (every frame; ``max_iter`` None is the method's
             default cap).
@@ -73,8 +73,7 @@ def solve_sequence(skeleton, targets, initial=None, root=None, *, method: str = 
     if not isinstance(skeleton, Skeleton):
         raise ValueError(f"solve_sequence takes a fabrik.Skeleton, got {type(skeleton).__name__}; for a chain, call "
                          "fabrik.solve once a frame with initial=<the previous solution's positions>")
-    if not isinstance(method, str):
-        raise ValueError(f"method must be a method name (a str; fabrik.methods('skeleton') lists them), got {method!r}")
+    method = registry.name_of(method)
     from fabrik.solvers.crowd import is_crowd, solve_crowd
 
     if is_crowd(targets):
