@@ -1,6 +1,6 @@
 """Fuzzing the arm code (issue 40.8): mutated URDF files through ``fabrik.load_urdf``, and random
 arms, targets and options (good and bad) through ``fabrik.solve``. ``benchmarks/fuzz_urdf.py``
-and ``benchmarks/fuzz_arms.py`` run many cases; ``tests/test_fuzz_arms.py`` draws a few.
+and ``benchmarks/fuzz_arms.py`` run many cases; ``tests/project/test_fuzz_arms.py`` draws a few.
 
 A **defect** is any of: an exception other than the one expected (``fabrik.URDFError`` for a
 URDF that cannot be read, ``ValueError`` for bad solve input; any exception for good input); a

@@ -1,5 +1,5 @@
 """Random limited chains and trees for the limit fuzzing run (issue 31): ``benchmarks/fuzz_limits.py``
-runs many, ``tests/test_fuzz.py`` draws a few through hypothesis.
+runs many, ``tests/project/test_fuzz.py`` draws a few through hypothesis.
 
 A case is drawn from a ``numpy.random.Generator``: a chain of 1-8 bones (3D, or 2D one time in
 eight) or a tree of 3-10 joints, bone lengths log-uniform over up to ``SCALE_DECADES`` decades
