@@ -75,7 +75,7 @@ figures: $(STAMP)
 # every command in the docs' sh blocks run for real in a copy of the project (make test runs the
 # quick ones); about 8 minutes (the sum of the lines' stated times)
 docs-commands: $(STAMP)
-	FABRIK_DOC_COMMANDS=all $(BIN)/python -m pytest tests/test_doc_commands.py
+	FABRIK_DOC_COMMANDS=all $(BIN)/python -m pytest tests/project/test_doc_commands.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

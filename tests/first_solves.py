@@ -1,4 +1,4 @@
-"""Threads making their first solves at once, in a fresh interpreter (tests/test_threads.py runs it).
+"""Threads making their first solves at once, in a fresh interpreter (tests/project/test_threads.py runs it).
 
     python tests/first_solves.py [THREADS] [--batch-only]
 

@@ -1,5 +1,5 @@
 """Random calls of ``fabrik.solve_batch`` for its fuzzing run: ``benchmarks/fuzz_batch.py`` runs
-many, ``tests/test_fuzz.py`` draws a few through hypothesis.
+many, ``tests/project/test_fuzz.py`` draws a few through hypothesis.
 
 A case is drawn from a ``numpy.random.Generator``: a chain of 1-10 bones (3D, or 2D one time in
 eight; bone lengths and zero-length bones as ``fuzz_limits.random_lengths`` draws them; joint

@@ -21,7 +21,7 @@ that. Outcomes:
   blocks of ``block`` bytes instead of a MiB, a third of the cases, the file reads otherwise:
   another error, or other bits).
 
-``benchmarks/fuzz_bvh.py`` runs 10,000 cases; ``tests/test_fuzz_bvh.py`` runs a few hundred and
+``benchmarks/fuzz_bvh.py`` runs 10,000 cases; ``tests/io/test_fuzz_bvh.py`` runs a few hundred and
 keeps every reproducer it found.
 """
 

@@ -1,5 +1,5 @@
 """Random ``fabrik`` command lines for the command-line fuzzing run (issue 40):
-``benchmarks/fuzz_cli.py`` runs many in one process (``fabrik.cli.main(argv)``), ``tests/test_fuzz.py``
+``benchmarks/fuzz_cli.py`` runs many in one process (``fabrik.cli.main(argv)``), ``tests/project/test_fuzz.py``
 draws a few through hypothesis.
 
 A case is one command line: a subcommand (``bench chain|tracking|arm|robot|batch``, ``demo``,

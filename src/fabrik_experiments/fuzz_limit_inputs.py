@@ -1,5 +1,5 @@
 """Random input to the joint-limit API for the limit fuzzing run's ``--surface inputs``
-(``benchmarks/fuzz_limits.py``; ``tests/test_fuzz.py`` draws a few through hypothesis): limit
+(``benchmarks/fuzz_limits.py``; ``tests/project/test_fuzz.py`` draws a few through hypothesis): limit
 files, the limit types themselves and ``limit_violations``. (``fabrik_experiments.fuzz_limits``
 draws the solves of limited models; this module reuses its random limits and models.)
 

@@ -2,7 +2,7 @@
 
 Every target is solved exactly as ``fabrik.solve`` solves it: the per-target body is
 ``fabrik.kernels.fabrik_chain.fabrik_chain_into``. Three ways of running a batch, all with the
-same answers (bit for bit, pinned in tests/test_batch.py):
+same answers (bit for bit, pinned in tests/solvers/test_batch.py):
 
 * ``batch_baseline``: ``prange`` over targets, each solving a new copy of its start (a kernel that
   returns its answer allocates it); copied into the outputs. The plain one-chain-per-thread

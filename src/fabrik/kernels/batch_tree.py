@@ -5,7 +5,7 @@ crowd (``crowd_tree``: N characters, each a take of F frames warm-started frame 
 Both run ``prange`` over their rows and call the kernels ``fabrik.solve`` and
 ``fabrik.solve_sequence`` call (``fabrik.kernels.fabrik_tree.fabrik_tree`` and
 ``fabrik_tree_frames``) with the arguments those build, so every answer is the single call's, bit
-for bit (tests/test_batch_models.py). What a batch saves is the per-call work in Python (checks,
+for bit (tests/solvers/test_batch_models.py). What a batch saves is the per-call work in Python (checks,
 dictionaries, the ``Solution``), paid once for the batch.
 
 Inputs shared by every row have a leading axis of 1, per-row inputs one of N (the row step is 0

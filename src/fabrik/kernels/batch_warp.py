@@ -8,7 +8,7 @@ before any iteration, ``max_iter`` 0, or one whose effector looks stalled (where
 and the singularity bends of ``fabrik_chain_into`` begin). Handed-back targets are solved from
 their start on the CPU by the numba path, so every answer is the single solve's: bit for bit
 where the device rounds as the CPU does, and to rounding where it does not (a GPU may fuse a
-multiply and an add; tests/test_batch.py checks 1e-9 relative on Warp's CPU device). A thread
+multiply and an add; tests/solvers/test_batch.py checks 1e-9 relative on Warp's CPU device). A thread
 that hands its target back appends its index to a list on the device (``back``, counted by
 ``back_count``), so that only those rows cross to the host.
 

@@ -313,7 +313,7 @@ def turned_frames(desired, frames, dtheta, R, M, tmp):
     """desired[i] <- (R_0 R_1 ... R_i) frames[i], R_j the rotation of rotation vector
     dtheta[3j:3j+3] (world axes): each bone turned as the unconstrained step turns it, then
     re-orthonormalised, so that the rounding of the products does not carry over from step to step
-    (the frames are the last step's) and tilt a frame off its own bone (tests/test_fuzz.py)."""
+    (the frames are the last step's) and tilt a frame off its own bone (tests/project/test_fuzz.py)."""
     n = frames.shape[0]
     for r in range(3):
         for c in range(3):

@@ -147,7 +147,7 @@ def fold_on_line(p, frames, out, lengths, goal, end, tol, scale, planar):
     may be ``frames``) each bone's frame carried onto its folded direction by the smallest rotation
     (snapped onto the plane when ``planar``). A zero-length bone has no direction: its frame turns
     with its parent's, so that it keeps its place within its joint's limits (a CCD sweep never
-    turns it back; tests/test_fuzz.py). Returns True when folded."""
+    turns it back; tests/project/test_fuzz.py). Returns True when folded."""
     q = p[:end + 1].copy()
     err = dist3v(q, end, goal)
     if not fold_stuck_chain(q, lengths[:end], goal, err, tol, scale):

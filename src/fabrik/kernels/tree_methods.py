@@ -100,7 +100,7 @@ def fill_stacked_jacobian(p, parents, col, target_idx, jac):
 def svd_factors(jac):
     """The thin SVD (u, s, vt) of ``jac``. Where singular values repeat (or vanish) LAPACK may return
     any orthonormal basis of their subspaces, so the bits of a step depend on the platform; the
-    tests replace this function by one that turns those bases (tests/test_singularity.py)."""
+    tests replace this function by one that turns those bases (tests/solvers/test_singularity.py)."""
     return np.linalg.svd(jac, full_matrices=False)
 
 

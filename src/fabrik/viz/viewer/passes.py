@@ -2,7 +2,7 @@
 
 The solvers run compiled kernels that do not stop between stages; to show a solve pass by pass
 this module re-runs plain FABRIK on an unconstrained chain in Python and keeps every stage's pose.
-It is never used to answer a solve: ``fabrik.solve`` does that, and ``tests/test_viewer.py``
+It is never used to answer a solve: ``fabrik.solve`` does that, and ``tests/viz/test_viewer.py``
 checks that the last pose here agrees with it.
 """
 

@@ -7,7 +7,7 @@ or a scene's callback refuses it (``safe``); the server goes on. ``FABRIK_VIEW_D
 the tracebacks.
 
 viser serves its web client from files inside its own wheel; the page loads nothing from
-anywhere else (``tests/test_viewer_browser.py`` checks the browser's request log).
+anywhere else (``tests/viz/test_viewer_browser.py`` checks the browser's request log).
 """
 
 from __future__ import annotations
