@@ -1,0 +1,70 @@
+"""Hashes of the library's answers, to compare two versions of the code bit for bit.
+
+    PYTHONPATH=src python benchmarks/answer_hashes.py > before.txt    # 1 min (kernels compiled)
+    ... change the code ...
+    PYTHONPATH=src python benchmarks/answer_hashes.py | diff before.txt -
+
+One line per case: a name and the first 12 hex digits of the SHA-1 of the answers' positions (an
+arm: its joint angles). Cases: chain FABRIK, CCD and DLS on a 6-bone chain (50 seeded targets,
+reachable and not); chain FABRIK with 0.6 rad cones; the humanoid with default, free (paper's)
+and limited sub-bases and with DLS (30 seeded target sets on a wrist, an ankle and the head);
+the same through ``solve_batch``; the chain batch; the DHM arm (30 pose targets); a 40-frame
+reconstruction of ``../shared/data/mocap/cmu_131_01.bvh`` (skipped when the data is absent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+import fabrik
+from fabrik.constraints import Cone
+from fabrik.mocap import reconstruct_take
+
+CMU = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap" / "cmu_131_01.bvh"
+
+
+def digest(*arrays) -> str:
+    h = hashlib.sha1()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:12]
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    out = {}
+    chain = fabrik.Chain.straight(7)
+    targets = rng.uniform(-4, 4, (50, 3))
+    for method in ("fabrik", "ccd", "jacobian-dls"):
+        out[f"chain {method}"] = digest(*[fabrik.solve(chain, t, method=method).positions for t in targets])
+    limited = chain.with_constraints({i: Cone(0.6, 0.6, 0.6, 0.6) for i in range(1, 6)})
+    out["chain with cones"] = digest(*[fabrik.solve(limited, t).positions for t in targets])
+    body = fabrik.models.humanoid()
+    rest = body.rest_positions()
+    sets = [{"l_wrist": rest[5] + rng.normal(0, 0.2, 3), "r_ankle": rest[12] + rng.normal(0, 0.1, 3),
+             "head": rest[2] + rng.normal(0, 0.05, 3)} for _ in range(30)]
+    out["humanoid"] = digest(*[fabrik.solve(body, targets=t).positions for t in sets])
+    out["humanoid free sub-bases"] = digest(*[fabrik.solve(body, targets=t, rigid_sub_bases=False).positions
+                                              for t in sets])
+    with_limits = body.with_constraints(fabrik.constraints.humanoid(body)[0])
+    out["humanoid with limits"] = digest(*[fabrik.solve(with_limits, targets=t).positions for t in sets])
+    out["humanoid jacobian-dls"] = digest(*[fabrik.solve(body, targets=t, method="jacobian-dls").positions
+                                            for t in sets])
+    stacked = np.stack([np.stack([t["l_wrist"], t["r_ankle"], t["head"]]) for t in sets])
+    out["humanoid batch"] = digest(fabrik.solve_batch(body, stacked, effectors=["l_wrist", "r_ankle", "head"]).positions)
+    out["chain batch"] = digest(fabrik.solve_batch(chain, targets).positions)
+    arm = fabrik.models.dhm_arm()
+    positions, frames = fabrik.forward(arm, arm.random_angles(0, 30))
+    out["dhm arm"] = digest(*[fabrik.solve(arm, (positions[k, -1], frames[k, -1])).joint_angles for k in range(30)])
+    if CMU.is_file():
+        skeleton, motion = fabrik.load_motion(str(CMU))
+        out["cmu_131_01 reconstruction"] = digest(reconstruct_take(skeleton, motion.frames(0, 40)).positions)
+    for name, value in out.items():
+        print(f"{name:28s} {value}")
+
+
+if __name__ == "__main__":
+    main()
