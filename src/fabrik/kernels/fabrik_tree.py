@@ -46,9 +46,9 @@ from fabrik.kernels.stopping import (MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRES
 from fabrik.kernels.tree import (bone_at_length, effector_errors, lengths_hold, move_to_root, rebuild_lengths,
                                  swing_limbs, tree_setup)
 from fabrik.kernels.constraints import COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE
-from fabrik.kernels.tree_limits import (_circular_own, _circular_reverse, _cone_inside, _hinge_own, _hinge_reverse,
-                                        _place_general, _reverse_general, _tr, _unit_between, align_hinge_twist,
-                                        backward_stage, fit_root_frame, row_limits)
+from fabrik.kernels.tree_limits import (_circular_reverse, _cone_inside, _hinge_reverse, _reverse_general, _tr,
+                                        _unit_between, align_hinge_twist, backward_stage, fit_root_frame, own_limit,
+                                        row_limits)
 from fabrik.kernels.vec import TINY, place_on_line
 from fabrik.kernels.obstacles import free_direction, push_out
 from fabrik.kernels.poles import apply_poles, apply_poles_clear
@@ -272,12 +272,7 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
                     elif not _cone_inside(rows, pc, F, i, Q, c, F[c, 0, 1], F[c, 1, 1], F[c, 2, 1]):
                         _reverse_general(F, i, c, Q, rows, pc, P3, G, R, h, T)
                 # ... and last restricted by its own limit against its reference F[q] Q[i]
-                if circ[q, 0] <= 1.0:
-                    _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
-                elif hcs[q, 0] != 0.0:
-                    _hinge_own(F, q, Q, i, rows, hcs, P3)
-                elif row_limits(rows, q) and not _cone_inside(rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-                    _place_general(F, i, q, Q, rows, P3, R, d)
+                own_limit(F, q, i, Q, rows, circ, hcs, P3, R, d)
                 if ext is None:
                     for c in range(3):
                         proposal_sum[q, c] += p[i, c] - length * F[i, c, 1]

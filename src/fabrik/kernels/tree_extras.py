@@ -27,7 +27,7 @@ from fabrik.kernels.frames import rotation_between
 from fabrik.kernels.vec import turn_joint
 from fabrik.kernels.obstacles import (PER_RING, REFINE_STEPS, RINGS, basis, between, bone_clearance,
                                       ring_angle, ring_direction, segment_segment)
-from fabrik.kernels.tree_limits import (_circular_own, _cone_inside, _hinge_own, _place_general, _tr, row_limits)
+from fabrik.kernels.tree_limits import _tr, own_limit
 
 
 @njit(cache=True, error_model="numpy")
@@ -102,18 +102,6 @@ def _turn_tops(p, F, q, tops, n_tops, R, order, position, subtree_end, T):
             turn_joint(p, F, order[b], q, R)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _own_limit(F, q, i, Q, rows, circ, hcs, P3, R, d):
-    """The bone i's own limit (row q, against ``F[q] Q[i]``) applied to its frame ``F[i]``, as
-    ``fabrik.kernels.tree_limits.backward_stage`` applies it."""
-    if circ[q, 0] <= 1.0:
-        _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
-    elif hcs[q, 0] != 0.0:
-        _hinge_own(F, q, Q, i, rows, hcs, P3)
-    elif row_limits(rows, q) and not _cone_inside(rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
-        _place_general(F, i, q, Q, rows, P3, R, d)
-
-
 @njit(cache=True, error_model="numpy")
 def _candidate(p, F, i, q, L, x, y, z, lim, saved, R):
     """Point bone i along the unit (x, y, z), through its limit when ``lim`` is given (then
@@ -127,7 +115,7 @@ def _candidate(p, F, i, q, L, x, y, z, lim, saved, R):
     Q, rows, circ, hcs, P3, RS, dS = lim
     F[i] = saved
     _tr(F, i, F, i, x, y, z)
-    _own_limit(F, q, i, Q, rows, circ, hcs, P3, RS, dS)
+    own_limit(F, q, i, Q, rows, circ, hcs, P3, RS, dS)
     # R = F[i] saved^T
     for a in range(3):
         for b in range(3):

@@ -577,3 +577,15 @@ def refresh_active(F, parents, lengths, Q, limits, row_active):
             rotate_frame(H, Q[i], F[q])  # the reference frame F[q] @ Q[i]
             if restrict_frame(D, F[i], H, limits[q], d, G):
                 row_active[q] = 1
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def own_limit(F, q, i, Q, rows, circ, hcs, P3, R, d):
+    """The bone i's own limit (row q, against ``F[q] Q[i]``) applied to its frame ``F[i]``, as
+    ``backward_stage`` applies it (the forward stage of ``fabrik_tree`` and the obstacle repair of ``tree_extras``)."""
+    if circ[q, 0] <= 1.0:
+        _circular_own(F, q, Q, i, circ[q, 0], circ[q, 1])
+    elif hcs[q, 0] != 0.0:
+        _hinge_own(F, q, Q, i, rows, hcs, P3)
+    elif row_limits(rows, q) and not _cone_inside(rows, q, F, q, Q, i, F[i, 0, 1], F[i, 1, 1], F[i, 2, 1]):
+        _place_general(F, i, q, Q, rows, P3, R, d)
