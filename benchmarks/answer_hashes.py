@@ -3,6 +3,7 @@
     PYTHONPATH=src python benchmarks/answer_hashes.py > before.txt    # 1 min (kernels compiled)
     ... change the code ...
     PYTHONPATH=src python benchmarks/answer_hashes.py | diff before.txt -
+    PYTHONPATH=src python benchmarks/answer_hashes.py --data    # + every shared data set: 3 min
 
 One line per case: a name and the first 12 hex digits of the SHA-1 of the answers' positions (an
 arm: its joint angles). Cases: chain FABRIK, CCD and DLS on a 6-bone chain (50 seeded targets,
@@ -10,10 +11,14 @@ reachable and not); chain FABRIK with 0.6 rad cones; the humanoid with default, 
 and limited sub-bases and with DLS (30 seeded target sets on a wrist, an ankle and the head);
 the same through ``solve_batch``; the chain batch; the DHM arm (30 pose targets); a 40-frame
 reconstruction of ``../shared/data/mocap/cmu_131_01.bvh`` (skipped when the data is absent).
+``--data`` adds, from ``../shared/data``: 30 frames of cmu_131_02, the first two bandai2 takes,
+the first two DeepMimic clips and the first climbing take, each reconstructed plain and with the
+humanoid limits, and 20 pose targets on each robot (panda, ur5).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from pathlib import Path
 
@@ -23,7 +28,9 @@ import fabrik
 from fabrik.constraints import Cone
 from fabrik.mocap import reconstruct_take
 
-CMU = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap" / "cmu_131_01.bvh"
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+CMU = DATA / "mocap" / "cmu_131_01.bvh"
+ROBOTS = (("panda", "panda_hand"), ("ur5", "tool0"))
 
 
 def digest(*arrays) -> str:
@@ -33,7 +40,32 @@ def digest(*arrays) -> str:
     return h.hexdigest()[:12]
 
 
+def data_sets(out: dict) -> None:
+    """The ``--data`` cases (module docstring), those whose files are present."""
+    mocap = DATA / "mocap"
+    takes = ([mocap / "cmu_131_02.bvh"] + sorted((mocap / "bandai2").glob("*.bvh"))[:2]
+             + sorted((mocap / "deepmimic").glob("*.bvh"))[:2] + sorted((mocap / "climb").glob("*.bvh"))[:1])
+    for path in takes:
+        if not path.is_file():
+            continue
+        skeleton, motion = fabrik.load_motion(str(path))
+        motion = motion.frames(0, 30)
+        plain = reconstruct_take(skeleton, motion)
+        limited = reconstruct_take(skeleton, motion, method="fabrik-constrained", constraints="humanoid")
+        out[f"{path.name} plain, limited"] = f"{digest(plain.positions)} {digest(limited.positions)}"
+    for name, tip in ROBOTS:
+        path = DATA / "urdf" / f"{name}.urdf"
+        if path.is_file():
+            arm = fabrik.load_urdf(str(path), tip=tip)
+            positions, frames = fabrik.forward(arm, arm.random_angles(1, 20))
+            out[f"{name}.urdf"] = digest(*[fabrik.solve(arm, (positions[k, -1], frames[k, -1])).joint_angles
+                                           for k in range(20)])
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", action="store_true", help="also every shared data set (../shared/data)")
+    args = parser.parse_args()
     rng = np.random.default_rng(0)
     out = {}
     chain = fabrik.Chain.straight(7)
@@ -62,6 +94,8 @@ def main() -> None:
     if CMU.is_file():
         skeleton, motion = fabrik.load_motion(str(CMU))
         out["cmu_131_01 reconstruction"] = digest(reconstruct_take(skeleton, motion.frames(0, 40)).positions)
+    if args.data:
+        data_sets(out)
     for name, value in out.items():
         print(f"{name:28s} {value}")
 
