@@ -42,6 +42,7 @@ _ODD_TEXT = ["", " ", ",", ",,", "\u00e9\u00e8", "a" * 300, "-", "--", "all,all"
 SKELETON_METHODS = ["fabrik", "ccd", "jacobian-dls", "fabrik-constrained", "ccd-constrained"]
 CHAIN_METHODS = ["fabrik", "ccd", "ftl", "triangulation", "jacobian-dls", "sdls"]
 ARM_METHODS = ["fabrik", "ccd", "jacobian-dls", "fabrik-revolute"]
+BATCH_PARTS = ["chain", "skeleton", "arm", "crowd", "float32"]
 
 
 class Workspace:
@@ -118,6 +119,13 @@ def _bad(rng) -> bool:
 
 def _count(rng, good_max: int) -> str:
     return _pick(rng, _BAD_INTS) if _bad(rng) else str(int(rng.integers(1, good_max + 1)))
+
+
+def _crowd(rng) -> str:
+    """A ``--crowd CHARACTERSxFRAMES`` value: a few characters and frames, or a degenerate one."""
+    if _bad(rng):
+        return _pick(rng, ["0x5", "3x0", "x", "3x", "x3", "-1x2", "2.5x3", "1e9x1e9", "3*4", ""])
+    return f"{int(rng.integers(1, 4))}x{int(rng.integers(1, 6))}"
 
 
 def _float(rng, lo: float, hi: float) -> str:
@@ -198,8 +206,12 @@ def random_argv(rng, ws: Workspace) -> list[str]:
                  if _bad(rng) else "1",
                  "--lengths": lambda: _pick(rng, ["", "1", "0,5", "-3", "x", "3,,4", "10000000000", "2.5"])
                  if _bad(rng) else ",".join(str(int(v)) for v in rng.integers(2, 12, 2)),
+                 "--parts": lambda: _names(rng, BATCH_PARTS), "--skeleton-targets": lambda: _count(rng, 20),
+                 "--arm-targets": lambda: _count(rng, 20), "--crowd": lambda: _crowd(rng),
                  "--json": lambda: _out(rng, ws, ".json"), "--plot": lambda: _out(rng, ws, "")}
-        return ["bench", "batch", *_options(rng, table, always=("--targets", "--repeats", "--lengths"))]
+        # the model parts' sizes always small: their defaults (100,000 targets, 1,000 x 600 frames) take minutes
+        return ["bench", "batch", *_options(rng, table, always=("--targets", "--repeats", "--lengths",
+                                                                "--skeleton-targets", "--arm-targets", "--crowd"))]
     if pick < 0.53:
         table = {"--out": lambda: _out(rng, ws, ""), "--targets": lambda: _count(rng, 2)}
         argv = ["demo", *_options(rng, table, always=("--targets",))]

@@ -107,7 +107,7 @@ def test_random_command_lines_answer_or_fail_in_one_line(seed):
 
 def test_command_lines_the_fuzzing_run_found(tmp_path):
     """benchmarks/fuzz_cli.py found these reaching the user as tracebacks: MemoryError for huge
-    counts, ZeroDivisionError for a one-frame arm study."""
+    counts, ZeroDivisionError for a one-frame arm study, IndexError for a one-frame crowd."""
     from fabrik.cli import main
     from fabrik.io.bvh import save_bvh
     from fabrik_experiments.sample_motion import sample_walk
@@ -120,6 +120,7 @@ def test_command_lines_the_fuzzing_run_found(tmp_path):
     take = tmp_path / "walk.bvh"
     save_bvh(take, skeleton, motion)
     assert main(["bench", "arm", str(take), "--frames", "1:2"]) == 2
+    assert main(["bench", "batch", "--parts", "crowd", "--crowd", "2x1", "--repeats", "1"]) == 0
 
 
 # --- pinned edges ---------------------------------------------------------------------------------
