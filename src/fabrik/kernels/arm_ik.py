@@ -319,18 +319,22 @@ def _unpack(pack):
 
 
 @njit(cache=True)
-def srs_solve(pack, target_p, target_R, oriented, q_prev, tol, otol, max_iter, q, positions, frames, pole=None):
+def srs_solve(pack, task, stop, q, positions, frames, pole=None):
     """Solve a 7-joint S-R-S arm for a tip target (module docstring).
 
     ``pack``: the arm (``srs_pack``), with ``wrist_in_tip`` (3,) the wrist centre in tip
     coordinates and ``gaps`` (2,) the range of the shoulder-wrist distance the elbow's limits
-    allow (``fabrik.solvers.arm``); ``target_R`` (3, 3) is read when ``oriented``; ``q_prev`` (7,)
-    the start (never written); ``tol`` (model units), ``otol`` (radians). Writes the answer to
-    ``q`` (7,), ``positions`` (8, 3) and ``frames`` (8, 3, 3) (``fabrik.kernels.arm.forward_arm``
-    of q; none of them ``q_prev``) and returns (iterations, position error, orientation error
-    (radians; 0 for a position target), status). Allocates two scratch arrays. ``pole`` (3,) or
-    None: the elbow goes on its circle on the pole's side of the shoulder-wrist line, in the plane
-    through the shoulder, the wrist and the pole (``_elbow_to_pole``)."""
+    allow (``fabrik.solvers.arm``); ``task``: the target and the start (``fabrik.kernels.records.ArmTask``:
+    ``rotation`` read when ``oriented``, ``start`` (7,) never written); ``stop``: ``Stop`` (``tol``
+    in model units, ``orientation_tol`` in radians, ``max_iter`` the position target's FABRIK
+    iterations). Writes the answer to ``q`` (7,), ``positions`` (8, 3) and ``frames`` (8, 3, 3)
+    (``fabrik.kernels.arm.forward_arm`` of q; none of them ``task.start``) and returns (iterations,
+    position error, orientation error (radians; 0 for a position target), status). Allocates two
+    scratch arrays. ``pole`` (3,) or None: the elbow goes on its circle on the pole's side of the
+    shoulder-wrist line, in the plane through the shoulder, the wrist and the pole
+    (``_elbow_to_pole``)."""
+    target_p, target_R, oriented, q_prev = task.target, task.rotation, task.oriented, task.start
+    tol, otol, max_iter = stop.tol, stop.orientation_tol, stop.max_iter
     m = 7
     axes, origins, tip, lower, upper, wrist_in_tip, gaps = _unpack(pack)
     scale = pack[_SCALE]

@@ -3,7 +3,10 @@ robots: offsets between axes, joint limits, pose targets), compiled: one attempt
 values, on one iteration driver (``arm_run``); the methods differ only in the step that moves the
 joints. ``fabrik.solvers.arm`` restarts them.
 
-Layout as ``fabrik.kernels.arm`` (``slides[k]``: joint k is prismatic). Every method moves the
+Every kernel takes the arm as an ``ArmModel``, the target and start as an ``ArmTask``, the
+stopping rule as a ``Stop`` and the method's settings as an ``ArmSettings``
+(``fabrik.kernels.records``). Layout as ``fabrik.kernels.arm`` (``slides[k]``: joint k is
+prismatic). Every method moves the
 joint values q (so every pose is a pose of the model and every limit holds: values are clipped
 into ``[lower, upper]`` after every change, which puts them on a limit exactly, never a rounding
 past it) and measures a pose target by the tip's position error (model units) and its
@@ -52,11 +55,11 @@ axis, clipped into the range (``_best_slide``).
   its largest component (``max_angle_step * scale`` for a slide), q clipped into its limits.
 
 An attempt stops when the target is reached (position within ``tol`` and orientation within
-``otol``, both measured by ``pose_error`` on the pose's ``forward_arm``; for a position target only
-the first), when the weighted error ``position + scale * orientation`` has fallen by less than
-``PROGRESS_FRACTION`` of itself over ``window`` iterations (default ``NO_PROGRESS_WINDOW``;
-stalled, ``unreachable`` when the target lies beyond the reach), or at ``max_iter``; it returns
-the best pose it has seen.
+``orientation_tol``, both measured by ``pose_error`` on the pose's ``forward_arm``; for a position
+target only the first), when the weighted error ``position + scale * orientation`` has fallen by
+less than ``PROGRESS_FRACTION`` of itself over ``window`` iterations (``NO_PROGRESS_WINDOW``, or
+less while restarts remain: ``fabrik.solvers.arm.RESTART_WINDOW``; stalled, ``unreachable`` when
+the target lies beyond the reach), or at ``max_iter``; it returns the best pose it has seen.
 """
 
 import numpy as np
@@ -66,9 +69,9 @@ from fabrik.kernels.arm import _axis_rotation, angle_between, forward_arm, pose_
 from fabrik.kernels.arm_ik import _cross, _mm, _mv3
 from fabrik.kernels.frames import mm_to
 from fabrik.kernels.obstacles import segment_clearance, segment_segment
+from fabrik.kernels.records import ArmScratch
 from fabrik.kernels.vec import dist3v
-from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, PROGRESS_FRACTION, REACHED, STALLED, \
-    UNREACHABLE
+from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE
 
 #: Damped Newton tries per finish (each one ``forward_arm`` and a 6 x 6 solve, and the Jacobian
 #: after a kept step): near a solution the error squares every step, so a handful takes 1e-3 to
@@ -270,8 +273,11 @@ def _set(q, k, value, lower, upper):
 
 
 @njit(cache=True, inline="always")
-def _ccd_sweep(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, scale):
-    """CCD's step: each joint from the tip inwards turned (or slid) to its best value for the target."""
+def _ccd_sweep(model, task, q, positions, frames, scale):
+    """CCD's step: each joint from the tip inwards turned (or slid) to its best value for the target
+    (``ArmModel``, ``ArmTask``; ``q`` and its forward pose ``positions``, ``frames`` updated)."""
+    axes, origins, tip, slides, lower, upper = model
+    target_p, target_R, oriented = task.target, task.rotation, task.oriented
     m = axes.shape[0]
     w = scale * scale  # orientation weight: radians as lengths of the reach
     for k in range(m - 1, -1, -1):
@@ -385,21 +391,19 @@ def _damped_solve(J, w, damping2, e, G, y, dq):
 
 
 @njit(cache=True)
-def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, tol,
-                  otol, scale, steps, max_step, barrier, J, e, G, y, dq, weights, trial, trial_positions, trial_frames,
-                  col=None):
+def newton_finish(model, task, stop, scale, steps, max_step, barrier, q, positions, frames, work, col=None):
     """Damped Newton (Levenberg-Marquardt) steps on the joint values from ``q`` (m,), whose forward
-    pose ``positions``, ``frames`` is given: each step solves ``(J J^T + mu |e|^2 I) y = e``,
+    pose ``positions``, ``frames`` is given, towards ``task``'s target (``ArmModel``, ``ArmTask``;
+    its ``start`` is not read): each step solves ``(J J^T + mu |e|^2 I) y = e``,
     ``dq = J^T y`` on the normalised error e (position over ``scale``, orientation in radians) and
     Jacobian (slides per ``scale``), at most ``max_step`` on its largest component; a joint the
     step would carry past a limit is put on the limit and the step solved again for the others
     (``NEWTON_PASSES``). A step is kept only when it lowers ``|e|`` (then mu falls, to
     ``NEWTON_MU_MIN`` at least; it starts at ``NEWTON_MU``); one that does not is tried again with
-    mu 16 times larger. The steps end on reaching the target (``tol``, ``otol`` by
-    ``pose_error``), when mu passes 1e6, or after ``steps`` tries. ``q``, ``positions``,
-    ``frames`` end at the best pose; returns (position error, orientation error, reached, steps
-    kept). The other arrays are scratch: J (rows, m), e, y (rows,), G (rows, rows), dq, trial,
-    weights (m,), trial_positions, trial_frames.
+    mu 16 times larger. The steps end on reaching the target (``stop``'s ``tol`` and
+    ``orientation_tol`` by ``pose_error``; its ``max_iter`` is not read), when mu passes 1e6, or
+    after ``steps`` tries. ``q``, ``positions``, ``frames`` end at the best pose; returns (position
+    error, orientation error, reached, steps kept). ``work``: scratch (``ArmScratch``).
 
     ``barrier``: a joint the step would take towards its nearer limit counts in the step's least
     norm with a weight that falls from 1 to 0 as it nears that limit (the gradient of Chan and
@@ -408,6 +412,10 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
 
     ``col``: None, or obstacles and self-collision (``arm_links_clear``): a step whose pose does not
     keep the links clear is not kept (as one that does not lower ``|e|``)."""
+    axes, origins, tip, slides, lower, upper = model
+    target_p, target_R, oriented = task.target, task.rotation, task.oriented
+    tol, otol = stop.tol, stop.orientation_tol
+    J, e, G, y, dq, weights, trial, trial_positions, trial_frames = work
     m = axes.shape[0]
     rows = J.shape[0]
     err, oerr = pose_error(positions, frames, target_p, target_R, oriented)
@@ -498,11 +506,13 @@ def newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R, 
 
 
 @njit(cache=True, inline="always")
-def _dls_step(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames, scale,
-              damping, max_angle_step, J, e, G, y, dq, weights):
-    """The damped least squares step, into ``q`` and its forward pose; ``J`` (rows, m), ``e``, ``y``
-    (rows,), ``G`` (rows, rows), ``dq`` (m,) and ``weights`` (m,) (all 1) are scratch, rows 6
-    for a pose target, else 3."""
+def _dls_step(model, task, settings, q, positions, frames, work):
+    """The damped least squares step (``settings``' ``scale``, ``damping``, ``max_angle_step``),
+    into ``q`` and its forward pose; ``work`` is scratch (``ArmScratch``, its ``weights`` all 1)."""
+    axes, origins, tip, slides, lower, upper = model
+    target_p, target_R, oriented = task.target, task.rotation, task.oriented
+    scale, damping, max_angle_step = settings.scale, settings.damping, settings.max_angle_step
+    J, e, G, y, dq, weights = work.J, work.e, work.G, work.y, work.dq, work.weights
     m = axes.shape[0]
     # in model units: position rows as they are, orientation rows times scale; slides per unit
     _jacobian(axes, slides, positions, frames, oriented, scale, 1.0, J)
@@ -574,13 +584,13 @@ def _clear_part(X, saved, k, n, m, slide, axis, c, t, rot, col):
 
 
 @njit(cache=True, inline="always")
-def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter,
-            scale, window, marker, damping, max_angle_step, near, barrier, col=None):
-    """One attempt of ``method`` (``FABRIK``, ``CCD`` or ``DLS``) from the values ``q0`` (module
-    docstring).
+def arm_run(method, model, task, stop, settings, col=None):
+    """One attempt of ``method`` (``FABRIK``, ``CCD`` or ``DLS``) on the arm ``model``
+    (``fabrik.kernels.records.ArmModel``) from ``task.start`` towards its target (``ArmTask``),
+    stopping by ``stop`` (``Stop``: ``tol`` in model units, ``orientation_tol`` in radians,
+    ``max_iter``), with ``settings`` (``ArmSettings``; module docstring).
 
-    ``target_R`` (3, 3) is read when ``oriented``; ``tol`` in model units, ``otol`` in radians;
-    ``scale`` (the reach) weighs a radian of orientation error as a length; ``window`` the
+    ``settings.scale`` (the reach) weighs a radian of orientation error as a length; ``window`` the
     iterations without progress after which the attempt stops; ``marker`` (FABRIK: model units) is
     the distance of the orientation markers from the tip; ``damping`` and ``max_angle_step`` are
     DLS's; ``near`` (FABRIK) the error (position over ``scale`` plus orientation in radians) below
@@ -594,8 +604,13 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     links it moves clear of the obstacles and of the links kept apart from them
     (``arm_links_clear``, ``_clear_part``), and the Newton finish keeps only clear steps; from a
     clear start every pose of the attempt is clear."""
+    axes, origins, tip, slides, lower, upper = model
+    target_p, target_R, oriented = task.target, task.rotation, task.oriented
+    tol, otol, max_iter = stop.tol, stop.orientation_tol, stop.max_iter
+    scale, window, marker, near, barrier = settings.scale, settings.window, settings.marker, settings.near, \
+        settings.barrier
     m = axes.shape[0]
-    q = np.minimum(np.maximum(q0.copy(), lower), upper)
+    q = np.minimum(np.maximum(task.start.copy(), lower), upper)
     positions = np.empty((m + 1, 3))
     frames = np.empty((m + 1, 3, 3))
     forward_arm(axes, origins, tip, slides, q, positions, frames)
@@ -613,15 +628,8 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     rot = np.empty((3, 3))
     c = np.empty(3)
     rows = 6 if oriented else 3
-    J = np.zeros((rows, m))
-    e = np.zeros(rows)
-    G = np.zeros((rows, rows))
-    y = np.zeros(rows)
-    dq = np.zeros(m)
-    weights = np.ones(m)
-    trial = np.empty(m)
-    trial_positions = np.empty_like(positions)
-    trial_frames = np.empty_like(frames)
+    work = ArmScratch(np.zeros((rows, m)), np.zeros(rows), np.zeros((rows, rows)), np.zeros(rows), np.zeros(m),
+                      np.ones(m), np.empty(m), np.empty_like(positions), np.empty_like(frames))
     if col is not None:
         saved = np.empty_like(X)
     best_q = q.copy()
@@ -633,12 +641,10 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
     if method == FABRIK:
         if best < near * scale:
             start = near == np.inf  # a solve preferring the answer nearest its start
-            err, oerr, done, kept = newton_finish(axes, origins, tip, slides, lower, upper, target_p, target_R,
-                                                  oriented, q, positions, frames, tol, otol, scale,
+            err, oerr, done, kept = newton_finish(model, task, stop, scale,
                                                   START_NEWTON_STEPS if start else NEWTON_STEPS,
-                                                  NEAREST_MAX_STEP if start else NEWTON_MAX_STEP, barrier and start, J,
-                                                  e, G, y, dq, weights,
-                                                  trial, trial_positions, trial_frames, col)
+                                                  NEAREST_MAX_STEP if start else NEWTON_MAX_STEP, barrier and start,
+                                                  q, positions, frames, work, col)
             newton += kept
             if done:
                 return q, positions, frames, 0, err, oerr, REACHED, newton
@@ -695,11 +701,9 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                     _move(X, k + 1, n, rot, c, X, c)
                     _move(Z, k + 1, m, rot, _ZERO, Z, _ZERO)
         elif method == CCD:
-            _ccd_sweep(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames,
-                       scale)
+            _ccd_sweep(model, task, q, positions, frames, scale)
         else:
-            _dls_step(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q, positions, frames,
-                      scale, damping, max_angle_step, J, e, G, y, dq, weights)
+            _dls_step(model, task, settings, q, positions, frames, work)
         it += 1
         if method == FABRIK:
             # the backward stage moved X and Z with the joints: they are the new pose's (to
@@ -712,10 +716,8 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
                 if err <= tol and oerr <= otol:
                     return q, positions, frames, it, err, oerr, REACHED, newton
                 if finish:
-                    err, oerr, done, kept = newton_finish(axes, origins, tip, slides, lower, upper, target_p,
-                                                          target_R, oriented, q, positions, frames, tol, otol, scale,
-                                                          NEWTON_STEPS, NEWTON_MAX_STEP, False, J, e, G, y, dq, weights,
-                                                          trial, trial_positions, trial_frames, col)
+                    err, oerr, done, kept = newton_finish(model, task, stop, scale, NEWTON_STEPS, NEWTON_MAX_STEP,
+                                                          False, q, positions, frames, work, col)
                     newton += kept
                     if done:
                         return q, positions, frames, it, err, oerr, REACHED, newton
@@ -754,25 +756,22 @@ def arm_run(method, axes, origins, tip, slides, lower, upper, target_p, target_R
 
 
 @njit(cache=True)
-def fabrik_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
-               marker, window, near, barrier=False, col=None):
-    """One FABRIK attempt on an arm from the values ``q0``: ``arm_run`` with ``FABRIK``, Newton steps
-    finishing it below ``near``; ``col`` obstacles and self-collision (``arm_run``), or None."""
-    return arm_run(FABRIK, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, marker, 0.0, 0.0, near, barrier, col)
+def fabrik_arm(model, task, stop, settings, col=None):
+    """One FABRIK attempt on an arm (``ArmModel``) from ``task.start`` (``ArmTask``): ``arm_run``
+    with ``FABRIK``, Newton steps finishing it below ``settings.near`` (``ArmSettings``: ``scale``,
+    ``window``, ``marker``, ``near``, ``barrier``); ``col`` obstacles and self-collision
+    (``arm_run``), or None."""
+    return arm_run(FABRIK, model, task, stop, settings, col)
 
 
 @njit(cache=True)
-def ccd_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
-            window=NO_PROGRESS_WINDOW):
-    """CCD on an arm: ``arm_run`` with ``CCD``."""
-    return arm_run(CCD, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, 0.0, 0.0, 0.0, 0.0, False)
+def ccd_arm(model, task, stop, settings):
+    """CCD on an arm: ``arm_run`` with ``CCD`` (``settings``: ``ArmSettings``' ``scale`` and ``window``)."""
+    return arm_run(CCD, model, task, stop, settings)
 
 
 @njit(cache=True)
-def dls_arm(axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol, max_iter, scale,
-            damping, max_angle_step, window=NO_PROGRESS_WINDOW):
-    """Damped least squares on an arm: ``arm_run`` with ``DLS``."""
-    return arm_run(DLS, axes, origins, tip, slides, lower, upper, target_p, target_R, oriented, q0, tol, otol,
-                   max_iter, scale, window, 0.0, damping, max_angle_step, 0.0, False)
+def dls_arm(model, task, stop, settings):
+    """Damped least squares on an arm: ``arm_run`` with ``DLS`` (``settings``: ``ArmSettings``'
+    ``scale``, ``window``, ``damping``, ``max_angle_step``)."""
+    return arm_run(DLS, model, task, stop, settings)

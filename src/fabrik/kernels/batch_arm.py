@@ -12,9 +12,11 @@ multi-threaded: ``prange`` over targets, each calling the kernel ``fabrik.solve`
   budget; a compiled batch has no clock, so here every restart runs (``fabrik.solvers.batch_arm``
   says so).
 
-Outputs one row per target: joint values (N, m), ``forward_arm`` positions (N, m + 1, 3) and
-frames (N, m + 1, 3, 3), iterations, position error, orientation error (radians; 0 for a
-position target) and status (``fabrik.solvers.result.STATUSES``).
+Both take the targets as an ``ArmTasks`` and the stopping rule as a ``Stop``, and write one row
+per target into an ``ArmAnswers`` (``fabrik.kernels.records``): joint values (N, m),
+``forward_arm`` positions (N, m + 1, 3) and frames (N, m + 1, 3, 3), iterations, position error,
+orientation error (radians; 0 for a position target) and status
+(``fabrik.solvers.result.STATUSES``).
 """
 
 import numpy as np
@@ -23,87 +25,101 @@ from numba import njit, prange
 from fabrik.kernels.arm import rotation_defect, transform_defect
 from fabrik.kernels.arm_ik import srs_solve
 from fabrik.kernels.arm_methods import CCD, DLS, FABRIK, ccd_arm, dls_arm, fabrik_arm
+from fabrik.kernels.records import ArmSettings, ArmTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
 
 
+# Numba drops the writes a parallel loop makes to arrays it takes from a tuple argument (numba
+# issue 5872): each batch loop hands its target to a function of its own, which writes the answer.
+
+
 @njit(cache=True, error_model="numpy", parallel=True)
-def batch_srs(pack, targets, rotations, oriented, starts, tol, otol, max_iter, out_q, out_p, out_frames, out_it,
-              out_err, out_oerr, out_code):
-    """``srs_solve`` for every target (N, 3); rotations (1 or N, 3, 3) (read when ``oriented``),
-    starts (1 or N, 7)."""
-    count = targets.shape[0]
-    rs = 0 if rotations.shape[0] == 1 else 1
-    ss = 0 if starts.shape[0] == 1 else 1
+def batch_srs(pack, tasks, stop, out):
+    """``srs_solve`` on the arm ``pack`` for every target of ``tasks`` (``ArmTasks``: targets (N,
+    3), rotations (1 or N, 3, 3) read when ``oriented``, starts (1 or N, 7)), stopping by ``stop``
+    (``Stop``), into ``out`` (``ArmAnswers``)."""
+    count = tasks.targets.shape[0]
     for i in prange(count):
-        it, err, oerr, code = srs_solve(pack, targets[i], rotations[i * rs], oriented, starts[i * ss], tol, otol,
-                                        max_iter, out_q[i], out_p[i], out_frames[i])
-        out_it[i] = it
-        out_err[i] = err
-        out_oerr[i] = oerr
-        out_code[i] = code
+        _srs_target(pack, tasks, stop, out, i)
 
 
 @njit(cache=True, error_model="numpy")
-def _attempt(method, axes, origins, tip, slides, lower, upper, target, rotation, oriented, q0, tol, otol, cap, scale,
-             window, length, marker, near, damping, max_angle_step):
-    """One attempt of ``method`` as ``fabrik.solvers.arm`` calls it: ``fabrik_arm`` with its scale
-    ``length``, markers at ``marker`` and Newton finish below ``near``; ``ccd_arm``; or ``dls_arm``
-    with its damping (model units) and largest step."""
+def _srs_target(pack, tasks, stop, out, i):
+    """``batch_srs`` for target i: row i of ``out``."""
+    rotations, starts = tasks.rotations, tasks.starts
+    task = ArmTask(tasks.targets[i], rotations[i] if rotations.shape[0] > 1 else rotations[0], tasks.oriented,
+                   starts[i] if starts.shape[0] > 1 else starts[0])
+    it, err, oerr, code = srs_solve(pack, task, stop, out.q[i], out.positions[i], out.frames[i])
+    out.iterations[i] = it
+    out.error[i] = err
+    out.orientation_error[i] = oerr
+    out.status[i] = code
+
+
+@njit(cache=True, error_model="numpy")
+def _attempt(method, model, task, stop, settings):
+    """One attempt of ``method`` as ``fabrik.solvers.arm`` calls it: ``fabrik_arm``, ``ccd_arm`` or
+    ``dls_arm``, each reading its own fields of ``settings``."""
     if method == FABRIK:
-        return fabrik_arm(axes, origins, tip, slides, lower, upper, target, rotation, oriented, q0, tol, otol, cap,
-                          length, marker, window, near)
+        return fabrik_arm(model, task, stop, settings)
     if method == CCD:
-        return ccd_arm(axes, origins, tip, slides, lower, upper, target, rotation, oriented, q0, tol, otol, cap,
-                       scale, window)
-    return dls_arm(axes, origins, tip, slides, lower, upper, target, rotation, oriented, q0, tol, otol, cap, scale,
-                   damping, max_angle_step, window)
+        return ccd_arm(model, task, stop, settings)
+    return dls_arm(model, task, stop, settings)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def batch_search(method, axes, origins, tip, slides, lower, upper, targets, rotations, oriented, starts, restarts,
-                 tol, otol, max_iter, scale, windows, length, marker, near, damping, max_angle_step, out_q, out_p, out_frames,
-                 out_it, out_err, out_oerr, out_code):
-    """``fabrik.solvers.arm.search`` for every target (N, 3) without its time budget (module
-    docstring): ``method`` one of ``FABRIK``, ``CCD``, ``DLS``; rotations (1 or N, 3, 3); starts
-    (1 or N, m) the first attempt's values; restarts (R, m) the later attempts'; ``scale`` the
-    arm's reach (the score's weight of a radian, CCD's and DLS's scale); windows (the restart
-    window, the last attempt's window); ``length``, ``marker``, ``near``: FABRIK's scale (the reach,
-    or 1 for an arm of no length), its markers' distance from the tip and its Newton threshold;
-    ``damping``, ``max_angle_step``: DLS's."""
-    count = targets.shape[0]
-    rs = 0 if rotations.shape[0] == 1 else 1
-    ss = 0 if starts.shape[0] == 1 else 1
-    n_restarts = restarts.shape[0]
+def batch_search(method, model, tasks, stop, settings, search, out):
+    """``fabrik.solvers.arm.search`` for every target of ``tasks`` without its time budget (module
+    docstring): ``method`` one of ``FABRIK``, ``CCD``, ``DLS``, on the arm ``model``
+    (``ArmModel``); ``tasks`` (``ArmTasks``: targets (N, 3), rotations (1 or N, 3, 3), starts (1 or
+    N, m) the first attempt's values); ``stop`` (``Stop``: its ``max_iter`` the iterations of all
+    a target's attempts together); ``settings`` (``ArmSettings``) the method's, its ``window`` the
+    last attempt's; ``search`` (``ArmSearch``) the later attempts' starts (R, m), the window of an
+    attempt while restarts remain and the reach weighing a radian in the score that keeps the
+    best attempt. Writes ``out`` (``ArmAnswers``)."""
+    count = tasks.targets.shape[0]
     for i in prange(count):
-        start = starts[i * ss]
-        total = 0
-        attempts = 0
-        best_score = np.inf
-        best_code = -1
-        while True:
-            more = attempts < n_restarts
-            q, positions, frames, it, err, oerr, code, _ = _attempt(
-                method, axes, origins, tip, slides, lower, upper, targets[i], rotations[i * rs], oriented, start, tol,
-                otol, max_iter - total, scale, windows[0] if more else windows[1], length, marker, near, damping,
-                max_angle_step)
-            attempts += 1
-            total += it
-            score = err + scale * oerr
-            if code == REACHED or score < best_score:
-                best_score = score
-                best_code = code
-                out_q[i] = q
-                out_p[i] = positions
-                out_frames[i] = frames
-                out_err[i] = err
-                out_oerr[i] = oerr
-            if code == REACHED or code == UNREACHABLE or not more or total >= max_iter:
-                break
-            start = restarts[attempts - 1]
-        if best_code != REACHED and best_code != UNREACHABLE:
-            best_code = MAX_ITERATIONS if total >= max_iter else STALLED
-        out_it[i] = total
-        out_code[i] = best_code
+        _search_target(method, model, tasks, stop, settings, search, out, i)
+
+
+@njit(cache=True, error_model="numpy")
+def _search_target(method, model, tasks, stop, settings, search, out, i):
+    """``batch_search`` for target i: row i of ``out``."""
+    rotations, starts, restarts = tasks.rotations, tasks.starts, search.starts
+    target, rotation = tasks.targets[i], rotations[i] if rotations.shape[0] > 1 else rotations[0]
+    max_iter = stop.max_iter
+    # an attempt while restarts remain gives up sooner
+    restarting = ArmSettings(settings.scale, search.window, settings.marker, settings.near, settings.barrier,
+                             settings.damping, settings.max_angle_step)
+    n_restarts = restarts.shape[0]
+    start = starts[i] if starts.shape[0] > 1 else starts[0]
+    total = 0
+    attempts = 0
+    best_score = np.inf
+    best_code = -1
+    while True:
+        more = attempts < n_restarts
+        q, positions, frames, it, err, oerr, code, _ = _attempt(
+            method, model, ArmTask(target, rotation, tasks.oriented, start),
+            Stop(stop.tol, stop.orientation_tol, max_iter - total), restarting if more else settings)
+        attempts += 1
+        total += it
+        score = err + search.reach * oerr
+        if code == REACHED or score < best_score:
+            best_score = score
+            best_code = code
+            out.q[i] = q
+            out.positions[i] = positions
+            out.frames[i] = frames
+            out.error[i] = err
+            out.orientation_error[i] = oerr
+        if code == REACHED or code == UNREACHABLE or not more or total >= max_iter:
+            break
+        start = restarts[attempts - 1]
+    if best_code != REACHED and best_code != UNREACHABLE:
+        best_code = MAX_ITERATIONS if total >= max_iter else STALLED
+    out.iterations[i] = total
+    out.status[i] = best_code
 
 
 @njit(cache=True)

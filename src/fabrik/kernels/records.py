@@ -33,6 +33,58 @@ Stop = namedtuple("Stop", "tol orientation_tol max_iter")
 
 # --- arms ---------------------------------------------------------------------------------------
 
+#: An arm's kinematics (``fabrik.Arm``, m joints; the layout of ``fabrik.kernels.arm``): ``axes``
+#: (m, 3) float64, each joint's unit axis in its own frame; ``origins`` (m, 4, 4) float64, joint k's
+#: frame in joint k - 1's moving frame (the base frame for k = 0) at q = 0; ``tip`` (4, 4) float64,
+#: the tip frame in the last joint's moving frame; ``slides`` (m,) bool, joint k prismatic;
+#: ``lower``, ``upper`` (m,) float64, the joint values' limits (radians; model units for a
+#: prismatic joint; -inf / inf where open).
+ArmModel = namedtuple("ArmModel", "axes origins tip slides lower upper")
+
+#: One arm solve's task: ``target`` (3,) float64, the tip's goal position (model units);
+#: ``rotation`` (3, 3) float64, the tip frame's goal (columns the frame's axes in the base frame),
+#: read only when ``oriented`` (bool; False: a position target); ``start`` (m,) float64, the joint
+#: values the solve starts from (radians; model units for a prismatic joint; never written).
+ArmTask = namedtuple("ArmTask", "target rotation oriented start")
+
+#: A batch of arm tasks, one row per target: ``targets`` (N, 3) float64; ``rotations`` (1 or N, 3,
+#: 3) float64, read when ``oriented`` (bool, for the whole batch); ``starts`` (1 or N, m) float64
+#: (one row: the same start for every target). Each row as ``ArmTask``'s field of that name.
+ArmTasks = namedtuple("ArmTasks", "targets rotations oriented starts")
+
+#: The settings of one attempt of FABRIK, CCD or damped least squares on an arm
+#: (``fabrik.kernels.arm_methods.arm_run``): ``scale`` (float, model units), the length a radian of
+#: orientation error counts as (the arm's reach); ``window`` (int), the iterations without progress
+#: that end the attempt; FABRIK's ``marker`` (float, model units), the distance of the orientation
+#: markers from the tip, ``near`` (float), the error (position over ``scale`` plus orientation in
+#: radians) below which Newton steps finish the solve (0: never; inf: from the start) and
+#: ``barrier`` (bool), the joint limits' barrier in those steps from the start; DLS's ``damping``
+#: (float, model units) and ``max_angle_step`` (float, radians). A method ignores the others' fields
+#: (0 by default).
+ArmSettings = namedtuple("ArmSettings", "scale window marker near barrier damping max_angle_step",
+                         defaults=(0.0, 0.0, False, 0.0, 0.0))
+
+#: The restarts of a compiled search (``fabrik.kernels.batch_arm.batch_search``, as
+#: ``fabrik.solvers.arm.search``): ``starts`` (R, m) float64, the later attempts' start values, in
+#: order; ``window`` (int), the no-progress window of an attempt while restarts remain (the last
+#: attempt has ``ArmSettings.window``); ``reach`` (float, model units), the weight of a radian in
+#: the score (position error + reach x orientation error) that picks the best attempt.
+ArmSearch = namedtuple("ArmSearch", "starts window reach")
+
+#: What a batch arm kernel writes, one row per target: ``q`` (N, m) float64 joint values;
+#: ``positions`` (N, m + 1, 3) and ``frames`` (N, m + 1, 3, 3) float64, their
+#: ``fabrik.kernels.arm.forward_arm`` pose; ``iterations`` (N,) int64; ``error`` (N,) float64, the
+#: tip's distance to its target (model units); ``orientation_error`` (N,) float64, radians (0 for a
+#: position target); ``status`` (N,) int64, ``fabrik.kernels.stopping``'s codes.
+ArmAnswers = namedtuple("ArmAnswers", "q positions frames iterations error orientation_error status")
+
+#: Scratch arrays of the damped least squares and Newton steps (``fabrik.kernels.arm_methods``),
+#: allocated once per attempt, rows 6 for a pose target, else 3: ``J`` (rows, m) the Jacobian,
+#: ``e`` (rows,) the residual, ``G`` (rows, rows) its normal matrix's factor, ``y`` (rows,),
+#: ``dq`` (m,) the step, ``weights`` (m,) the joints' weights in it; ``trial`` (m,),
+#: ``trial_positions`` (m + 1, 3) and ``trial_frames`` (m + 1, 3, 3): a step's pose before it is kept.
+ArmScratch = namedtuple("ArmScratch", "J e G y dq weights trial trial_positions trial_frames")
+
 
 
 # --- trees (skeletons) --------------------------------------------------------------------------

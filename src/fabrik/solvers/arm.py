@@ -39,6 +39,7 @@ from fabrik.kernels.arm import pose_error
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
 from fabrik.kernels.arm_methods import _jacobian as jacobian
 from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
+from fabrik.kernels.records import ArmModel, ArmSettings, ArmTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
@@ -160,6 +161,11 @@ def arm_shape(arm) -> ArmShape:
     return cached(arm, "arm_shape", lambda: ArmShape(arm))
 
 
+def arm_model(arm) -> ArmModel:
+    """The arm as the arm kernels read it (``fabrik.kernels.records.ArmModel``; cached per arm)."""
+    return cached(arm, "arm_model", lambda: ArmModel(*arm._kernel, arm._kernel_lower, arm._kernel_upper))
+
+
 def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:
     """The joint angles (m,) of a 7-joint S-R-S arm (``ArmShape``) that put its elbow at ``elbow``
     (3,), its wrist centre at ``wrist`` (3,) and its tip frame at ``tip_rotation`` (3, 3), all in
@@ -205,9 +211,9 @@ def solve_fabrik_arm(arm, target, rotation, initial, tol, max_iter, options) -> 
         _srs_announced = True
     oriented = rotation is not None
     q, positions, frames = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
-    it, err, oerr, code = srs_solve(shape.pack, target, rotation if oriented else _IDENTITY, oriented,
-                                    shape.rest if initial is None else initial, tol, options.orientation_tol,
-                                    max_iter, q, positions, frames)
+    task = ArmTask(target, rotation if oriented else _IDENTITY, oriented, shape.rest if initial is None else initial)
+    it, err, oerr, code = srs_solve(shape.pack, task, Stop(tol, options.orientation_tol, max_iter), q, positions,
+                                    frames)
     # the Solution built as plain_solution builds one (the kernel returns Python int and float)
     extras = MappingProxyType({"frames": frames, "orientation_error": oerr} if oriented else {"frames": frames})
     return _new_tuple(Solution, (positions, it, err, STATUSES[code], "fabrik", None, extras, q))
@@ -240,11 +246,11 @@ def solve_revolute_arm(arm, target, rotation, initial, tol, max_iter, options, m
     near = NEWTON_NEAR if options.finish else 0.0
 
     if col is None:
-        def run(*common, cap, window, first):
-            return fabrik_arm(*common, cap, length, MARKER * length, window, near)
+        def run(model, task, stop, window, first):
+            return fabrik_arm(model, task, stop, ArmSettings(length, window, MARKER * length, near))
     else:
-        def run(*common, cap, window, first):
-            return fabrik_arm(*common, cap, length, MARKER * length, window, near, False, col)
+        def run(model, task, stop, window, first):
+            return fabrik_arm(model, task, stop, ArmSettings(length, window, MARKER * length, near), col)
 
     local = None
     if options.nearest and col is None:
@@ -269,14 +275,14 @@ def _seek_near(arm, target, rotation, q0, tol, otol, length):
     geodesic), each from the last piece's answer: a continuation, which follows the start's
     branch through a larger change of pose. A kernel result tuple (as ``fabrik_arm``'s, with
     iterations 0) reached at ``tol``, ``otol``, or None."""
-    axes, origins, tip, slides = arm._kernel
-    lower, upper = arm._kernel_lower, arm._kernel_upper
+    model = arm_model(arm)
     oriented = rotation is not None
     goal = rotation if oriented else _IDENTITY
+    stop = Stop(tol, otol, 0)  # Newton steps only: no FABRIK iteration
 
     def newton(p, r, q, barrier=False):
-        return fabrik_arm(axes, origins, tip, slides, lower, upper, p, r, oriented, q, tol, otol, 0, length,
-                          MARKER * length, NO_PROGRESS_WINDOW, math.inf, barrier)
+        return fabrik_arm(model, ArmTask(p, r, oriented, q), stop,
+                          ArmSettings(length, NO_PROGRESS_WINDOW, MARKER * length, math.inf, barrier))
 
     for barrier in (False, True):
         result = newton(target, goal, q0, barrier)
@@ -331,32 +337,37 @@ def _nearest_branch(arm, result, q0, newton, target, goal, oriented):
 
 def solve_ccd_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """CCD on any revolute arm (``fabrik.kernels.arm_methods``)."""
+    reach = float(arm.reach)
     return _restarted(arm, "ccd", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window, first: ccd_arm(*common, cap, float(arm.reach), window))
+                      lambda model, task, stop, window, first: ccd_arm(model, task, stop, ArmSettings(reach, window)))
 
 
 def solve_dls_arm(arm, target, rotation, initial, tol, max_iter, options) -> Solution:
     """Damped least squares on any revolute arm (``fabrik.kernels.arm_methods``)."""
     reach = float(arm.reach)
-    return _restarted(arm, "jacobian-dls", target, rotation, initial, tol, max_iter, options,
-                      lambda *common, cap, window, first: dls_arm(*common, cap, reach, options.damping * reach,
-                                                                  options.max_angle_step, window))
+    damping = options.damping * reach
+
+    def run(model, task, stop, window, first):
+        return dls_arm(model, task, stop, ArmSettings(reach, window, damping=damping,
+                                                      max_angle_step=options.max_angle_step))
+
+    return _restarted(arm, "jacobian-dls", target, rotation, initial, tol, max_iter, options, run)
 
 
 def _restarted(arm, method, target, rotation, initial, tol, max_iter, options, kernel, local=None,
                usable=None) -> Solution:
-    """An arm kernel run by ``search``: ``kernel(axes, origins, tip, slides, lower, upper, target,
-    rotation, oriented, q0, tol, orientation_tol, cap=, window=, first=)`` (its remaining
-    arguments bound; ``first``: the attempt from ``initial``). ``local(q0)``: with ``nearest``,
-    an answer on the start's own branch (a kernel result, reached) or None, tried first."""
-    axes, origins, tip, slides = arm._kernel
+    """An arm kernel run by ``search``: ``kernel(model, task, stop, window, first)`` runs one
+    attempt (``ArmModel``, ``ArmTask`` from the attempt's start, ``Stop`` with the attempt's
+    iteration cap; its settings bound but for the no-progress ``window``; ``first``: the attempt
+    from ``initial``). ``local(q0)``: with ``nearest``, an answer on the start's own branch (a
+    kernel result, reached) or None, tried first."""
+    model = arm_model(arm)
     oriented = rotation is not None
     goal_R = rotation if oriented else _IDENTITY
-    lower, upper = arm._kernel_lower, arm._kernel_upper
+    otol = options.orientation_tol
 
     def attempt(q0, cap, window, first):
-        return kernel(axes, origins, tip, slides, lower, upper, target, goal_R, oriented, q0, tol,
-                      options.orientation_tol, cap=cap, window=window, first=first)
+        return kernel(model, ArmTask(target, goal_R, oriented, q0), Stop(tol, otol, cap), window, first)
 
     def evaluate(q):
         """(positions, frames, error, orientation error, reached) of joint values q."""

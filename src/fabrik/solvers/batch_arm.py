@@ -17,11 +17,12 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.records import ArmAnswers, ArmSearch, ArmSettings, ArmTasks, Stop
 from fabrik.kernels.stopping import NO_PROGRESS_WINDOW, REACHED
 from fabrik.model.arm import check_angles
 from fabrik.model.pose import split_transforms, target_rotations
 from fabrik.solvers import registry
-from fabrik.solvers.arm import MARKER, NEWTON_NEAR, RESTART_WINDOW, arm_shape_rest, srs_shape
+from fabrik.solvers.arm import MARKER, NEWTON_NEAR, RESTART_WINDOW, arm_model, arm_shape_rest, srs_shape
 from fabrik.solvers.result import STATUSES
 
 #: The arm methods ``solve_batch`` runs.
@@ -116,28 +117,36 @@ def solve_arm_batch(arm, targets, *, initial, tol, max_iter, method, threads, pr
     out_oerr = np.empty(count)
     out_code = np.empty(count, np.int64)
     outs = (out_q, out_p, out_frames, out_it, out_err, out_oerr, out_code)
+    stop = Stop(tol, opts.orientation_tol, cap)
+
+    def tasks(rows):
+        return ArmTasks(points[rows], _rows(mats, rows), oriented, _rows(starts, rows))
+
+    def answers(rows):
+        return ArmAnswers(*(o[rows] for o in outs))
+
     if shape is not None:
         kernel = batch_arm.batch_srs
 
         def args(rows):
-            return (shape.pack, points[rows], _rows(mats, rows), oriented, _rows(starts, rows), tol,
-                    opts.orientation_tol, cap) + tuple(o[rows] for o in outs)
+            return shape.pack, tasks(rows), stop, answers(rows)
     else:
         kernel = batch_arm.batch_search
-        axes, origins, tip, slides = arm._kernel
+        model = arm_model(arm)
         reach = float(arm.reach)
-        length = arm.reach or 1.0
         code = {"ccd": batch_arm.CCD, "jacobian-dls": batch_arm.DLS}.get(chosen.name, batch_arm.FABRIK)
-        restarts = _restart_values(arm, opts)
-        near = (NEWTON_NEAR if opts.finish else 0.0) if code == batch_arm.FABRIK else 0.0
-        damping = opts.damping * reach if code == batch_arm.DLS else 0.0
-        step = opts.max_angle_step if code == batch_arm.DLS else 0.0
-        windows = np.array([RESTART_WINDOW, NO_PROGRESS_WINDOW], dtype=np.int64)
+        if code == batch_arm.FABRIK:
+            length = float(arm.reach or 1.0)  # as solve_revolute_arm
+            settings = ArmSettings(length, NO_PROGRESS_WINDOW, MARKER * length, NEWTON_NEAR if opts.finish else 0.0)
+        elif code == batch_arm.DLS:
+            settings = ArmSettings(reach, NO_PROGRESS_WINDOW, damping=opts.damping * reach,
+                                   max_angle_step=opts.max_angle_step)
+        else:
+            settings = ArmSettings(reach, NO_PROGRESS_WINDOW)
+        search = ArmSearch(_restart_values(arm, opts), RESTART_WINDOW, reach)
 
         def args(rows):
-            return (code, axes, origins, tip, slides, arm._kernel_lower, arm._kernel_upper, points[rows],
-                    _rows(mats, rows), oriented, _rows(starts, rows), restarts, tol, opts.orientation_tol, cap, reach,
-                    windows, float(length), MARKER * length, near, damping, step) + tuple(o[rows] for o in outs)
+            return code, model, tasks(rows), stop, settings, search, answers(rows)
     announce_compile(kernel)
     pieces = [slice(0, count)] if not progress or count <= PROGRESS_PIECE else [
         slice(s, min(count, s + PROGRESS_PIECE)) for s in range(0, count, PROGRESS_PIECE)]

@@ -498,6 +498,7 @@ def _srs_with_pole(arm, target, rotation, initial, tol, max_iter, chosen, opts, 
     """The S-R-S arm's closed-form FABRIK (``fabrik.kernels.arm_ik.srs_solve``) with the elbow on
     the pole's side."""
     from fabrik.kernels.arm_ik import srs_solve
+    from fabrik.kernels.records import ArmTask, Stop
     from fabrik.solvers.arm import arm_shape_rest, srs_shape
 
     shape = srs_shape(arm)
@@ -509,10 +510,10 @@ def _srs_with_pole(arm, target, rotation, initial, tol, max_iter, chosen, opts, 
     point = np.ascontiguousarray(as_point(pole, "pole", 3), dtype=np.float64)
     oriented = rotation is not None
     q, positions, frames = np.empty(7), np.empty((8, 3)), np.empty((8, 3, 3))
-    it, err, oerr, code = srs_solve(shape.pack, np.ascontiguousarray(target, dtype=np.float64),
-                                    rotation if oriented else np.eye(3), oriented,
-                                    arm_shape_rest(arm) if initial is None else initial, tol, opts.orientation_tol,
-                                    max_iter, q, positions, frames, point)
+    task = ArmTask(np.ascontiguousarray(target, dtype=np.float64), rotation if oriented else np.eye(3), oriented,
+                   arm_shape_rest(arm) if initial is None else initial)
+    it, err, oerr, code = srs_solve(shape.pack, task, Stop(tol, opts.orientation_tol, max_iter), q, positions, frames,
+                                    point)
     extras = {"frames": frames, "pole_joint": 3}
     if oriented:
         extras["orientation_error"] = float(oerr)
