@@ -41,6 +41,72 @@ def digest(*arrays) -> str:
     return h.hexdigest()[:12]
 
 
+def chain_entry_cases(out: dict) -> None:
+    """Cases through every compiled chain entry point (``fabrik.kernels.rotation_chain``,
+    ``fabrik_constrained``, ``batch``, ``fabrik_chain_options``), 8 seeded targets each: every
+    Jacobian mode with its options; CCD, FABRIK and DLS with limits on a 3D and a 2D chain, with
+    and without oriented targets; the chain batch in each layout, with per-target starts and roots,
+    and with limits and rotations; poles and obstacles, plain and limited, 3D and 2D. The hashes
+    cover positions, iterations and errors (and limited answers' frames)."""
+    from scipy.spatial.transform import Rotation
+
+    from fabrik.constraints import Hinge
+    from fabrik.obstacles import Box, Sphere
+
+    def solved(sol):
+        more = [sol.extras["frames"]] if sol.extras and "frames" in sol.extras else []
+        return [sol.positions, np.array([sol.iterations, sol.error])] + more
+
+    def each(model, targets, **kw):
+        return digest(*[a for t in targets for a in solved(fabrik.solve(model, t, **kw))])
+
+    rng = np.random.default_rng(39)
+    chain = fabrik.Chain.straight(7)
+    flat = fabrik.Chain.straight(6, dim=2)
+    targets = rng.uniform(-4, 4, (8, 3))
+    flat_targets = rng.uniform(-3.5, 3.5, (8, 2))
+    rotations = Rotation.random(8, random_state=39).as_matrix()
+    for method, opts in (("jacobian-transpose", {}), ("jacobian-transpose", {"alpha": 0.02}),
+                         ("jacobian-svd-dls", {"damping": 0.5, "max_error_step": 0.7}),
+                         ("sdls", {"max_angle_step": 0.3}), ("jacobian-dls-tuned", {})):
+        name = method + "".join(f" {k}={v}" for k, v in opts.items())
+        out[f"chain {name}"] = each(chain, targets, method=method, max_iter=400, **opts)
+    out["flat chain ccd, dls"] = f"{each(flat, flat_targets, method='ccd')} " \
+                                 f"{each(flat, flat_targets, method='jacobian-dls', max_iter=400)}"
+    cones = chain.with_constraints({i: Cone(0.6, 0.6, 0.6, 0.6) for i in range(1, 6)})
+    hinges = flat.with_constraints({i: Hinge((0, 0, 1), -0.9, 0.7) for i in range(5)})
+    for name, model, points in (("cones", cones, targets), ("flat hinges", hinges, flat_targets)):
+        out[f"limited {name} fabrik, ccd"] = f"{each(model, points)} {each(model, points, method='ccd')}"
+        out[f"limited {name} dls, sdls"] = (f"{each(model, points, method='jacobian-dls', max_iter=400)} "
+                                            f"{each(model, points, method='sdls-tuned', max_iter=400)}")
+    poses = [(t, r) for t, r in zip(targets, rotations)]
+    out["limited oriented fabrik, ccd"] = f"{each(cones, poses)} {each(cones, poses, method='ccd', max_iter=300)}"
+    many = rng.uniform(-4, 4, (300, 3))
+    starts = np.stack([chain.rest_positions] * 300) + rng.normal(0, 0.05, (300, 7, 3))
+    roots = rng.normal(0, 0.2, (300, 3))
+    for layout in ("lockstep", "per-thread", "baseline"):
+        a = fabrik.solve_batch(chain, many, layout=layout)
+        b = fabrik.solve_batch(chain, many, initial=starts, root=roots, layout=layout, max_iter=40)
+        out[f"chain batch {layout}"] = digest(a.positions, a.iterations, a.error, a.status, b.positions,
+                                              b.iterations, b.error, b.status)
+    a = fabrik.solve_batch(cones, many[:40], max_iter=200)
+    b = fabrik.solve_batch(cones, (targets, rotations), initial=starts[:8], root=roots[:8])
+    c = fabrik.solve_batch(hinges, flat_targets)
+    out["limited batch"] = digest(*[x for r in (a, b, c) for x in (r.positions, r.frames, r.iterations, r.error,
+                                                                   r.status)], b.orientation_error)
+    ball = Sphere([0.5, 2.5, 0.3], 0.6)
+    wall = Box([1.5, 1.5, 0.0], [0.1, 2.0, 2.0])
+    out["chain pole, obstacles"] = (f"{each(chain, targets, pole=[2.0, 1.0, 1.0])} "
+                                    f"{each(chain, targets, obstacles=[ball, wall])} "
+                                    f"{each(chain, targets, pole=[-1.0, 2.0, 0.5], obstacles=[ball])}")
+    out["limited pole, obstacles"] = (f"{each(cones, targets, pole=[2.0, 1.0, 1.0], max_iter=200)} "
+                                      f"{each(cones, targets, obstacles=[ball, wall], max_iter=200)} "
+                                      f"{each(cones, poses[:4], obstacles=[ball], max_iter=200)}")
+    disc = Sphere([0.3, 2.0, 0.0], 0.5)
+    out["flat obstacles"] = (f"{each(flat, flat_targets, obstacles=[disc])} "
+                             f"{each(hinges, flat_targets, obstacles=[disc])}")
+
+
 def data_sets(out: dict) -> None:
     """The ``--data`` cases (module docstring), those whose files are present."""
     mocap = DATA / "mocap"
@@ -134,6 +200,7 @@ def main() -> None:
     stacked = np.stack([np.stack([t["l_wrist"], t["r_ankle"], t["head"]]) for t in sets])
     out["humanoid batch"] = digest(fabrik.solve_batch(body, stacked, effectors=["l_wrist", "r_ankle", "head"]).positions)
     out["chain batch"] = digest(fabrik.solve_batch(chain, targets).positions)
+    chain_entry_cases(out)
     arm = fabrik.models.dhm_arm()
     positions, frames = fabrik.forward(arm, arm.random_angles(0, 30))
     out["dhm arm"] = digest(*[fabrik.solve(arm, (positions[k, -1], frames[k, -1])).joint_angles for k in range(30)])

@@ -26,6 +26,7 @@ import numpy as np
 import fabrik
 from fabrik._progress import progress_bar
 from fabrik.kernels.fabrik_constrained import fabrik_constrained_search
+from fabrik.kernels.records import Stop
 from fabrik_experiments.limited_best import is_near, kernel_args, random_case
 
 COLUMNS = ("fabrik", "fabrik alone", "ccd")
@@ -39,9 +40,8 @@ def run(cases: int, progress: bool = True) -> list[dict]:
             reach = float(chain.bone_lengths.sum())
             sol = fabrik.solve(chain, target)
             ccd = fabrik.solve(chain, target, method="ccd")
-            lengths, t, root, limits, frame, ident, oriented, planar = kernel_args(chain, target)
-            alone = float(fabrik_constrained_search(chain._kernel_rest, lengths, t, root, limits, frame, ident,
-                                                    oriented, planar, fabrik.DEFAULT_TOL, 1e-3, 1000)[4])
+            alone = float(fabrik_constrained_search(*kernel_args(chain, target),
+                                                    Stop(fabrik.DEFAULT_TOL, 1e-3, 1000))[4])
             rows.append({"seed": seed, "dim": chain.dim, "joints": chain.n_joints, "reach": reach,
                          "target": [float(x) for x in target], "best": best,
                          "fabrik": float(sol.error), "fabrik_iterations": sol.iterations,

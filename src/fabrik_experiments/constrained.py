@@ -68,14 +68,14 @@ def max_violation(chain: Chain, sol) -> float:
 
 
 def _kernel_call(method: str, chain: Chain, target: np.ndarray, tol: float):
+    from fabrik.kernels.records import LimitedTask, Stop
     from fabrik.solvers import registry
-    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, prepare
+    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, kernel_limits
 
     # the bare kernel of the method that solves a limited chain for ``method`` (they share one signature)
     kernel = registry.route(method, "chain", limited=True).chain.kernels[0]
-    limits, frame = prepare(chain)
-    args = (chain._kernel_rest, chain._kernel_lengths, target, chain._kernel_root, limits, frame, _IDENTITY, False,
-            False, tol, 1e-3, MAX_ITER)
+    args = (LimitedTask(chain._kernel_rest, target, chain._kernel_root, _IDENTITY, False), chain._kernel_lengths,
+            kernel_limits(chain), Stop(tol, 1e-3, MAX_ITER))
     return lambda: kernel(*args)
 
 

@@ -54,29 +54,34 @@ def random_chain(rng: np.random.Generator, dim: int) -> Chain:
     return Chain.from_positions(points).with_constraints(limits)
 
 
-def kernel_args(chain: Chain, target) -> tuple:
-    """The arguments the limited chain kernels take, for ``chain`` and a position target."""
-    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, prepare
+def kernel_args(chain: Chain, target, initial=None) -> tuple:
+    """The arguments the limited chain kernels take before their ``Stop``, for ``chain``, a
+    position target and a start pose (default the rest pose): (``LimitedTask``, bone lengths,
+    ``ChainLimits``)."""
+    from fabrik.kernels.records import LimitedTask
+    from fabrik.solvers.chain_limits import IDENTITY as _IDENTITY, kernel_limits
 
-    limits, frame = prepare(chain)
     t = np.zeros(3)
     t[:chain.dim] = target
-    return chain._kernel_lengths, t, chain._kernel_root, limits, frame, _IDENTITY, False, chain.dim == 2
+    start = chain._kernel_rest if initial is None else initial
+    return LimitedTask(start, t, chain._kernel_root, _IDENTITY, False), chain._kernel_lengths, kernel_limits(chain)
 
 
 def reference_best(chain: Chain, target, rng: np.random.Generator, starts: int = STARTS) -> float:
     """The smallest effector error found by limited CCD and FABRIK alone from the rest pose and
     ``starts`` random poses within the limits."""
-    from fabrik.kernels.rotation_chain import ccd_constrained
     from fabrik.kernels.fabrik_constrained import fabrik_constrained_search
+    from fabrik.kernels.records import Stop
+    from fabrik.kernels.rotation_chain import ccd_constrained
     from fabrik.model.constraints import random_pose
 
-    lengths, t, root, limits, frame, ident, oriented, planar = kernel_args(chain, target)
+    stop = Stop(REF_TOL, 1e-3, REF_MAX_ITER)
     best = math.inf
     poses = [chain._kernel_rest] + [np.ascontiguousarray(random_pose(chain, rng)[0]) for _ in range(starts)]
     for p in poses:
+        args = kernel_args(chain, target, p)
         for kernel in (ccd_constrained, fabrik_constrained_search):
-            err = kernel(p, lengths, t, root, limits, frame, ident, oriented, planar, REF_TOL, 1e-3, REF_MAX_ITER)[4]
+            err = kernel(*args, stop)[4]
             best = min(best, float(err))
     return best
 

@@ -76,6 +76,7 @@ def test_limited_sample_ends_near_the_best():
     """fabrik.solve on the sample ends within 10% (or 1e-3 of the reach) of the search's best,
     inside the limits; FABRIK alone (no CCD sweeps, no restarts) misses 12 of them."""
     from fabrik.kernels.fabrik_constrained import fabrik_constrained_search
+    from fabrik.kernels.records import Stop
     from fabrik_experiments.limited_best import is_near, kernel_args, random_chain
 
     alone_near = 0
@@ -88,9 +89,7 @@ def test_limited_sample_ends_near_the_best():
         limits_hold(chain, sol, slack=1e-7)
         np.testing.assert_allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), chain.bone_lengths,
                                    rtol=1e-9)
-        lengths, t, root, limits, frame, ident, oriented, planar = kernel_args(chain, target)
-        alone = fabrik_constrained_search(chain._kernel_rest, lengths, t, root, limits, frame, ident, oriented, planar,
-                                          fabrik.DEFAULT_TOL, 1e-3, 1000)[4]
+        alone = fabrik_constrained_search(*kernel_args(chain, target), Stop(fabrik.DEFAULT_TOL, 1e-3, 1000))[4]
         alone_near += is_near(alone, best, reach)
     assert alone_near == 8
 

@@ -29,6 +29,11 @@ without the turn, so the GPU backend needs none of its own.
 Chains with joint limits (and oriented targets) go through ``batch_constrained``: ``prange``
 over targets, each calling ``fabrik_constrained``, the kernel ``fabrik.solve`` calls.
 
+The batch kernels take records (``fabrik.kernels.records``): the batch's tasks (``ChainBatch``,
+``LimitedBatch``), the bone lengths, the limits (``ChainLimits``), the ``Stop`` (``tol`` and
+``max_iter``; ``orientation_tol`` read only with limits) and the arrays they write into
+(``ChainBatchOut``, ``LimitedBatchOut``).
+
 Status codes as ``fabrik.solvers.result.STATUSES``.
 """
 
@@ -37,6 +42,7 @@ from numba import njit, prange
 
 from fabrik.kernels.fabrik_chain import fabrik_chain_into, start_bent, warm_turn
 from fabrik.kernels.fabrik_constrained import fabrik_constrained
+from fabrik.kernels.records import ChainBatch, ChainBatchOut, ChainLimits, LimitedTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, stall_tol
 from fabrik.kernels.vec import TINY, chain_scale, fallback_direction
 
@@ -64,13 +70,46 @@ def turn_starts(initials, bone_lengths, targets, roots, tol, max_iter):
     return out
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def batch_baseline(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code):
+# The entry points take records; the prange loops they call take plain arrays, because numba
+# (0.68; its issues 5872, 7135, 10338) miscompiles arrays reached through a tuple in a parallel
+# function: writes through ``out.positions[i]`` in a prange body are lost, and unpacking a record
+# (``p, it, err, code = out.positions, ...``) before the loop bound its arrays to the wrong
+# arguments, writing the answers into the start poses. No record reaches a ``parallel=True``
+# function, as an argument or a local.
+
+
+@njit(cache=True, error_model="numpy")
+def batch_baseline(batch, bone_lengths, stop, out):
     """The plain kernel: one ``fabrik_chain_into`` call per target on a new copy of its start,
     ``prange`` over targets.
 
-    initials (1 or N, n, 3), targets (N, 3), roots (1 or N, 3); outputs (N, n, 3), (N,) x 3.
+    batch: a ``ChainBatch`` (initials (1 or N, n, 3), targets (N, 3), roots (1 or N, 3));
+    bone_lengths (n-1,); stop: a ``Stop`` (tol, max_iter; orientation_tol not read); out: a
+    ``ChainBatchOut`` ((N, n, 3), (N,) x 3).
     """
+    baseline_targets(batch.initials, bone_lengths, batch.targets, batch.roots, stop.tol, stop.max_iter,
+                     out.positions, out.iterations, out.errors, out.codes)
+
+
+@njit(cache=True, error_model="numpy")
+def batch_per_thread(batch, bone_lengths, stop, out):
+    """``prange`` over targets, each solved in place in ``out.positions[i]`` (same arguments as
+    ``batch_baseline``)."""
+    per_thread_targets(batch.initials, bone_lengths, batch.targets, batch.roots, stop.tol, stop.max_iter,
+                       out.positions, out.iterations, out.errors, out.codes)
+
+
+@njit(cache=True, error_model="numpy")
+def batch_lockstep(batch, bone_lengths, stop, out, chunk):
+    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` (same
+    arguments as ``batch_baseline``, plus ``chunk``)."""
+    lockstep_chunks(batch.initials, bone_lengths, batch.targets, batch.roots, stop.tol, stop.max_iter,
+                    out.positions, out.iterations, out.errors, out.codes, chunk)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def baseline_targets(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code):
+    """``batch_baseline``'s loop, on its records' arrays."""
     n_targets = targets.shape[0]
     ss = 0 if initials.shape[0] == 1 else 1  # the start pose's row step: shared or one per target
     rs = 0 if roots.shape[0] == 1 else 1
@@ -84,9 +123,8 @@ def batch_baseline(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def batch_per_thread(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code):
-    """``prange`` over targets, each solved in place in ``out_p[i]`` (same arguments as
-    ``batch_baseline``)."""
+def per_thread_targets(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code):
+    """``batch_per_thread``'s loop, on its records' arrays."""
     n_targets = targets.shape[0]
     ss = 0 if initials.shape[0] == 1 else 1  # the start pose's row step: shared or one per target
     rs = 0 if roots.shape[0] == 1 else 1
@@ -100,9 +138,8 @@ def batch_per_thread(initials, bone_lengths, targets, roots, tol, max_iter, out_
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def batch_lockstep(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, chunk):
-    """``prange`` over chunks of ``chunk`` targets, each chunk solved by ``lockstep_range`` (same
-    arguments as ``batch_baseline``, plus ``chunk``)."""
+def lockstep_chunks(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, chunk):
+    """``batch_lockstep``'s loop, on its records' arrays."""
     n_targets = targets.shape[0]
     n_chunks = (n_targets + chunk - 1) // chunk
     for c in prange(n_chunks):
@@ -111,21 +148,26 @@ def batch_lockstep(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
 
 
 @njit(cache=True, error_model="numpy")
-def solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, i):
+def solve_alone(batch, bone_lengths, stop, out, i):
     """Target ``i`` solved from its start by the single-chain kernel, into the outputs."""
-    out_p[i] = initials[0 if initials.shape[0] == 1 else i]
-    it, err, code = fabrik_chain_into(out_p[i], bone_lengths, targets[i], roots[0 if roots.shape[0] == 1 else i],
-                                      tol, max_iter, False)
-    out_it[i] = it
-    out_err[i] = err
-    out_code[i] = code
+    initials, roots = batch.initials, batch.roots
+    out.positions[i] = initials[0 if initials.shape[0] == 1 else i]
+    it, err, code = fabrik_chain_into(out.positions[i], bone_lengths, batch.targets[i],
+                                      roots[0 if roots.shape[0] == 1 else i], stop.tol, stop.max_iter, False)
+    out.iterations[i] = it
+    out.errors[i] = err
+    out.codes[i] = code
 
 
 @njit(cache=True, error_model="numpy")
 def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code,
-                   start, stop):
-    """Targets ``start..stop-1`` in ``LANES`` lanes (module docstring); a lane with no target left
-    rides through the stages on its last pose, its results unused."""
+                   first, end):
+    """Targets ``first..end-1`` in ``LANES`` lanes (module docstring); a lane with no target left
+    rides through the stages on its last pose, its results unused. Plain arrays, as a prange body
+    passes them; the records that ``fill_lane`` and ``solve_alone`` take are built here."""
+    batch = ChainBatch(initials, targets, roots)
+    stop = Stop(tol, 0.0, max_iter)
+    out = ChainBatchOut(out_p, out_it, out_err, out_code)
     lanes = LANES
     n = bone_lengths.shape[0] + 1
     last = n - 1
@@ -141,14 +183,11 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
     prev = np.zeros((4, lanes))  # the effector before the iteration (x, y, z) and the error
     index = np.full(lanes, -1)
     count = np.zeros(lanes, np.int64)
-    shared_start = initials.shape[0] == 1
-    shared_root = roots.shape[0] == 1
-    next_target = start
+    next_target = first
     active = 0
     for lane in range(lanes):
-        next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials, bone_lengths,
-                                targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, total, eps,
-                                shared_start, shared_root)
+        next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, end, batch, bone_lengths, stop,
+                                out, total, eps)
         if index[lane] >= 0:
             active += 1
     while active > 0:
@@ -188,8 +227,7 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
                     mz = z - prev[2, lane]
                     if mx * mx + my * my + mz * mz < stol * stol and err > (1.0 - PROGRESS_FRACTION) * prev[3, lane]:
                         # effector_stalled: the stall checks begin; the single solve takes it
-                        solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err,
-                                    out_code, i)
+                        solve_alone(batch, bone_lengths, stop, out, i)
                         done = True
                     else:
                         prev[0, lane] = x  # the effector before the next iteration
@@ -197,9 +235,8 @@ def lockstep_range(initials, bone_lengths, targets, roots, tol, max_iter, out_p,
                         prev[2, lane] = z
                         prev[3, lane] = err
             if done:
-                next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
-                                        bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err,
-                                        out_code, total, eps, shared_start, shared_root)
+                next_target = fill_lane(P, T, R, F, prev, index, count, lane, next_target, end, batch,
+                                        bone_lengths, stop, out, total, eps)
                 if index[lane] < 0:
                     active -= 1
 
@@ -288,13 +325,16 @@ def store_lane(P, lane, out):
 
 
 @njit(cache=True, error_model="numpy")
-def fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials, bone_lengths, targets, roots,
-              tol, max_iter, out_p, out_it, out_err, out_code, total, eps, shared_start, shared_root):
-    """Give ``lane`` the next target from ``next_target`` that needs plain iterations, solving the
-    others (``solve_alone``) on the way. Returns the new ``next_target``; ``index[lane]`` is -1
-    when none was left."""
+def fill_lane(P, T, R, F, prev, index, count, lane, next_target, end, batch, bone_lengths, stop, out, total, eps):
+    """Give ``lane`` the next target from ``next_target`` (before ``end``) that needs plain
+    iterations, solving the others (``solve_alone``) on the way. Returns the new ``next_target``;
+    ``index[lane]`` is -1 when none was left."""
+    initials, targets, roots = batch.initials, batch.targets, batch.roots
+    shared_start = initials.shape[0] == 1
+    shared_root = roots.shape[0] == 1
+    tol, max_iter = stop.tol, stop.max_iter
     last = bone_lengths.shape[0]
-    while next_target < stop:
+    while next_target < end:
         i = next_target
         next_target += 1
         start = initials[0 if shared_start else i]
@@ -306,7 +346,7 @@ def fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
         ez = start[last, 2] - target[2]
         err = np.sqrt(ex * ex + ey * ey + ez * ez)
         if max_iter == 0 or dist > total - tol or err <= tol:
-            solve_alone(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, i)
+            solve_alone(batch, bone_lengths, stop, out, i)
             continue
         for j in range(last + 1):
             for c in range(3):
@@ -328,19 +368,29 @@ def fill_lane(P, T, R, F, prev, index, count, lane, next_target, stop, initials,
     return next_target
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def batch_constrained(initials, bone_lengths, targets, roots, limits, root_frame, rotations, oriented, planar, tol,
-                      orientation_tol, max_iter, out_p, out_frames, out_it, out_err, out_oerr, out_code):
+@njit(cache=True, error_model="numpy")
+def batch_constrained(batch, bone_lengths, limits, stop, out):
     """Constrained FABRIK (``fabrik.kernels.fabrik_constrained.fabrik_constrained``, the kernel of
-    ``fabrik.solve`` with ``fabrik-constrained``), ``prange`` over targets. ``rotations`` (1 or N,
-    3, 3) are the oriented targets' frames (used when ``oriented``)."""
+    ``fabrik.solve`` with ``fabrik-constrained``), ``prange`` over targets: ``batch`` a
+    ``LimitedBatch`` (its ``rotations`` (1 or N, 3, 3) the oriented targets' frames, read when
+    ``oriented``), ``limits`` a ``ChainLimits``, ``stop`` a ``Stop``, ``out`` a ``LimitedBatchOut``."""
+    constrained_targets(batch.initials, bone_lengths, batch.targets, batch.roots, limits.table, limits.root_frame,
+                        batch.rotations, batch.oriented, limits.planar, stop.tol, stop.orientation_tol, stop.max_iter,
+                        out.positions, out.frames, out.iterations, out.errors, out.orientation_errors, out.codes)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def constrained_targets(initials, bone_lengths, targets, roots, table, root_frame, rotations, oriented, planar, tol,
+                        orientation_tol, max_iter, out_p, out_frames, out_it, out_err, out_oerr, out_code):
+    """``batch_constrained``'s loop, on its records' arrays (the records each target's solve takes
+    are built in ``constrained_one``, outside the prange body)."""
     n_targets = targets.shape[0]
     ss = 0 if initials.shape[0] == 1 else 1
     rs = 0 if roots.shape[0] == 1 else 1
     qs = 0 if rotations.shape[0] == 1 else 1
     for i in prange(n_targets):
-        p, frames, active, it, err, oerr, code = fabrik_constrained(
-            initials[i * ss], bone_lengths, targets[i], roots[i * rs], limits, root_frame, rotations[i * qs],
+        p, frames, active, it, err, oerr, code = constrained_one(
+            initials[i * ss], bone_lengths, targets[i], roots[i * rs], table, root_frame, rotations[i * qs],
             oriented, planar, tol, orientation_tol, max_iter)
         out_p[i] = p
         out_frames[i] = frames
@@ -348,3 +398,11 @@ def batch_constrained(initials, bone_lengths, targets, roots, limits, root_frame
         out_err[i] = err
         out_oerr[i] = oerr
         out_code[i] = code
+
+
+@njit(cache=True, error_model="numpy")
+def constrained_one(initial, bone_lengths, target, root, table, root_frame, rotation, oriented, planar, tol,
+                    orientation_tol, max_iter):
+    """One target of ``constrained_targets``: ``fabrik_constrained`` on records built from its arrays."""
+    return fabrik_constrained(LimitedTask(initial, target, root, rotation, oriented), bone_lengths,
+                              ChainLimits(table, root_frame, planar), Stop(tol, orientation_tol, max_iter))

@@ -23,6 +23,7 @@ Warp is optional (``pip install warp-lang``, the ``gpu`` extra); it is imported 
 # (no `from __future__ import annotations`: Warp before 1.2 reads kernel annotations as objects)
 import numpy as np
 
+from fabrik.kernels.records import ChainBatch, ChainBatchOut
 from fabrik.kernels.stopping import MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALL_FLOOR
 from fabrik.kernels.vec import TINY
 
@@ -336,12 +337,13 @@ def get_device(wp, device):
 assert PROGRESS_FRACTION == 0.01 and REACHED == 0 and MAX_ITERATIONS == 3  # spelled out in the kernel
 
 
-def run_warp(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_it, out_err, out_code, *,
-             device=None):
+def run_warp(batch, bone_lengths, stop, out, *, device=None):
     """Solve the batch (``fabrik.kernels.batch.batch_baseline``'s arguments, host arrays, starts
     already turned) with Warp on ``device`` (None: Warp's preferred device), then the handed-back
     targets on the CPU; the answers are copied back into the host outputs. Returns how many were
     handed back."""
+    initials, targets, roots, tol, max_iter = batch.initials, batch.targets, batch.roots, stop.tol, stop.max_iter
+    out_p, out_it, out_err, out_code = out
     wp, k = kernels("float64")
     dev = get_device(wp, device)
     count = targets.shape[0]
@@ -377,8 +379,8 @@ def run_warp(initials, bone_lengths, targets, roots, tol, max_iter, out_p, out_i
         it = np.empty(back.size, np.int64)
         err = np.empty(back.size)
         code = np.empty(back.size, np.int64)
-        batch_per_thread(sub_init, bone_lengths, np.ascontiguousarray(targets[back]), sub_root, tol, max_iter, p,
-                         it, err, code)
+        batch_per_thread(ChainBatch(sub_init, np.ascontiguousarray(targets[back]), sub_root), bone_lengths, stop,
+                         ChainBatchOut(p, it, err, code))
         out_p[back] = p
         out_it[back] = it
         out_err[back] = err

@@ -351,7 +351,7 @@ def copy_pose(p, frames, active, from_p, from_frames, from_active):
 def fabrik_chain_run(p, lengths, target, root, tol, max_iter, lim, turn):
     """Solve one chain in place by FABRIK: plain with ``lim`` None, else limited with ``lim`` =
     (frames, active, limits, root_frame, target_rot, oriented, planar, orientation_tol) as
-    ``fabrik.kernels.fabrik_constrained.fabrik_constrained_search`` takes them, ``frames``
+    ``fabrik.kernels.fabrik_constrained.fabrik_constrained_search`` builds it from its records, ``frames``
     (n, 3, 3) the start pose's bone frames and ``active`` (n,) int64. ``p`` (n, 3) holds the start
     pose on entry and the answer on return (with limits ``frames`` and ``active`` too). ``turn``
     (plain only): first turn the start pose towards the target (``warm_turn``). Returns

@@ -192,15 +192,18 @@ def _repair_limited(p, frames, lengths, limits, root, root_frame, active, G, d, 
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_chain_options(p, lengths, target, root, tol, max_iter, lim, pole_rows, pole_points, pole_members, obs,
-                         margin, planar):
+def fabrik_chain_options(p, lengths, target, root, stop, lim, poles, obstacles):
     """Solve one chain in place (module docstring): ``p`` (n, 3) the start pose on entry and the
-    answer on return; ``lim`` None (plain) or ``fabrik_chain_run``'s limited tuple (frames,
-    active, limits, root_frame, target_rot, oriented, planar, orientation_tol), whose frames and
-    active flags are the answer's on return; poles as ``fabrik.kernels.poles`` takes them (none:
-    zero rows); ``obs`` the obstacle table (none: zero rows), ``margin`` the clearance a bone must
-    keep; ``planar``: a 2D chain in z = 0. Returns (iterations, error, orientation error,
-    smallest bone clearance of the answer (inf without obstacles), status code)."""
+    answer on return; ``lengths`` (n-1,), ``target`` and ``root`` (3,); ``stop`` a ``Stop`` (its
+    ``tol`` and ``max_iter``: the orientation tolerance is ``lim``'s); ``lim`` None (plain) or
+    ``fabrik_chain_run``'s limited tuple (frames, active, limits, root_frame, target_rot, oriented,
+    planar, orientation_tol), whose frames and active flags are the answer's on return; ``poles``
+    a ``ChainPoles`` (none: zero rows); ``obstacles`` a ``ChainObstacles`` (none: zero rows).
+    Returns (iterations, error, orientation error, smallest bone clearance of the answer (inf
+    without obstacles), status code)."""
+    tol, max_iter = stop.tol, stop.max_iter
+    pole_rows, pole_points, pole_members = poles.rows, poles.points, poles.members
+    obs, margin, planar = obstacles.table, obstacles.margin, obstacles.planar
     n = p.shape[0]
     last = n - 1
     total, scale = chain_scale(lengths)

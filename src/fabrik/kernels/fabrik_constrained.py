@@ -10,6 +10,7 @@ from numba import njit
 
 from fabrik.kernels.fabrik_chain import fabrik_chain_run
 from fabrik.kernels.frames import frames_along
+from fabrik.kernels.records import LimitedTask, Stop
 from fabrik.kernels.rotation_chain import ccd_constrained_from
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED
 
@@ -19,29 +20,29 @@ RESTARTS = 2
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                       tol, orientation_tol, max_iter):
+def fabrik_constrained(task, lengths, limits, stop):
     """Solve one constrained chain: ``fabrik_constrained_polished`` without its last two values."""
-    p, frames, active, it, err, oerr, code, _, _ = fabrik_constrained_polished(
-        initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol, orientation_tol,
-        max_iter)
+    p, frames, active, it, err, oerr, code, _, _ = fabrik_constrained_polished(task, lengths, limits, stop)
     return p, frames, active, it, err, oerr, code
 
 
+@njit(cache=True, inline="always")
+def _with_cap(stop, max_iter):
+    """``stop`` with the iteration cap ``max_iter`` (what is left of the solve's)."""
+    return Stop(stop.tol, stop.orientation_tol, max_iter)
+
+
 @njit(cache=True, error_model="numpy")
-def _fabrik_then_ccd(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                     tol, orientation_tol, max_iter):
-    """FABRIK from ``initial``, then limited CCD sweeps from its best pose when it ended short
-    (within what is left of ``max_iter``); the better pose. Returns the 7 values and the sweeps."""
-    p, frames, active, it, err, oerr, code = fabrik_constrained_search(
-        initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol, orientation_tol,
-        max_iter)
+def _fabrik_then_ccd(task, lengths, limits, stop):
+    """FABRIK from ``task.initial``, then limited CCD sweeps from its best pose when it ended short
+    (within what is left of ``stop.max_iter``); the better pose. Returns the 7 values and the sweeps."""
+    max_iter = stop.max_iter
+    p, frames, active, it, err, oerr, code = fabrik_constrained_search(task, lengths, limits, stop)
     if code == REACHED or it >= max_iter:
         return p, frames, active, it, err, oerr, code, 0
-    q, qf, qa, sweeps, qerr, qoerr, qcode = ccd_constrained_from(
-        p.copy(), frames.copy(), lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol,
-        orientation_tol, max_iter - it)
-    weight = lengths[p.shape[0] - 2] if oriented else 0.0
+    q, qf, qa, sweeps, qerr, qoerr, qcode = ccd_constrained_from(p.copy(), frames.copy(), task, lengths, limits,
+                                                                 _with_cap(stop, max_iter - it))
+    weight = lengths[p.shape[0] - 2] if task.oriented else 0.0
     if qerr + weight * qoerr < err + weight * oerr:
         if qcode == MAX_ITERATIONS and code != MAX_ITERATIONS:
             qcode = code
@@ -79,10 +80,10 @@ def restart_pose(p, lengths, root, planar, k):
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_constrained_polished(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                                tol, orientation_tol, max_iter):
+def fabrik_constrained_polished(task, lengths, limits, stop):
     """FABRIK (``fabrik_constrained_search``) and, when it ends short of the target, a search for
-    a closer pose within what is left of ``max_iter``; the closest pose found is returned.
+    a closer pose within what is left of ``stop.max_iter``; the closest pose found is returned.
+    Arguments as ``fabrik_constrained_search``.
 
     Where the limits keep the target out of reach FABRIK's stages, which place each bone by the
     limits of its neighbours alone, can settle (or cycle) far from the closest pose the limits
@@ -98,21 +99,19 @@ def fabrik_constrained_polished(initial, lengths, target, root, limits, root_fra
     Returns the 7 values of ``fabrik_constrained``, the CCD sweeps run (counted in the
     iterations) and the restarts run (0, 0 when FABRIK reached the target).
     """
+    initial, max_iter = task.initial, stop.max_iter
     n = initial.shape[0]
-    p, frames, active, it, err, oerr, code, sweeps = _fabrik_then_ccd(
-        initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol, orientation_tol,
-        max_iter)
+    p, frames, active, it, err, oerr, code, sweeps = _fabrik_then_ccd(task, lengths, limits, stop)
     restarts = 0
     if code == REACHED or it >= max_iter or n < 2:
         return p, frames, active, it, err, oerr, code, sweeps, restarts
-    weight = lengths[n - 2] if oriented else 0.0
+    weight = lengths[n - 2] if task.oriented else 0.0
     # limited CCD from the start pose
     q = initial.copy()
     qf = np.empty((n, 3, 3))
-    frames_along(qf, q, root_frame)
-    q, qf, qa, k, qerr, qoerr, qcode = ccd_constrained_from(
-        q, qf, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol, orientation_tol,
-        max_iter - it)
+    frames_along(qf, q, limits.root_frame)
+    q, qf, qa, k, qerr, qoerr, qcode = ccd_constrained_from(q, qf, task, lengths, limits,
+                                                            _with_cap(stop, max_iter - it))
     it += k
     sweeps += k
     if qerr + weight * qoerr < err + weight * oerr:
@@ -121,10 +120,10 @@ def fabrik_constrained_polished(initial, lengths, target, root, limits, root_fra
     start = np.empty((n, 3))
     while restarts < RESTARTS and code != REACHED and it < max_iter:
         restarts += 1
-        restart_pose(start, lengths, root, planar, restarts)
+        restart_pose(start, lengths, task.root, limits.planar, restarts)
         q, qf, qa, k, qerr, qoerr, qcode, ks = _fabrik_then_ccd(
-            start, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol, orientation_tol,
-            max_iter - it)
+            LimitedTask(start, task.target, task.root, task.target_rot, task.oriented), lengths, limits,
+            _with_cap(stop, max_iter - it))
         it += k
         sweeps += ks
         if qerr + weight * qoerr < err + weight * oerr:
@@ -134,23 +133,22 @@ def fabrik_constrained_polished(initial, lengths, target, root, limits, root_fra
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_constrained_search(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                              tol, orientation_tol, max_iter):
+def fabrik_constrained_search(task, lengths, limits, stop):
     """Solve one constrained chain by FABRIK alone (``fabrik_chain_run`` with limits).
 
-    Args: initial (n, 3) start pose (copied); lengths (n-1,); target, root (3,); limits (n, w);
-    root_frame (3, 3); target_rot (3, 3) target frame of the last bone (used when ``oriented``);
-    planar: the chain lies in z = 0 (a 2D chain; frames are kept exactly in the plane);
-    tol (distance), orientation_tol (radians); max_iter. Returns (positions (n, 3), frames
-    (n, 3, 3), active (n,) int64, iterations, error, orientation_error, status_code); the pose
-    satisfies the limits (a backward stage's, also applied to the start pose before iterating).
+    Args (``fabrik.kernels.records``): task a ``LimitedTask`` (its initial pose copied, never
+    written; its target rotation read when oriented); lengths (n-1,); limits a ``ChainLimits``
+    (planar: the chain lies in z = 0, a 2D chain whose frames are kept exactly in the plane); stop
+    a ``Stop``. Returns (positions (n, 3), frames (n, 3, 3), active (n,) int64, iterations, error,
+    orientation_error, status_code); the pose satisfies the limits (a backward stage's, also
+    applied to the start pose before iterating).
     """
-    p = initial.copy()
+    p = task.initial.copy()
     n = p.shape[0]
     frames = np.empty((n, 3, 3))
-    frames_along(frames, p, root_frame)
+    frames_along(frames, p, limits.root_frame)
     active = np.zeros(n, dtype=np.int64)
-    it, err, oerr, code = fabrik_chain_run(p, lengths, target, root, tol, max_iter,
-                                           (frames, active, limits, root_frame, target_rot, oriented, planar,
-                                            orientation_tol), False)
+    it, err, oerr, code = fabrik_chain_run(p, lengths, task.target, task.root, stop.tol, stop.max_iter,
+                                           (frames, active, limits.table, limits.root_frame, task.target_rot,
+                                            task.oriented, limits.planar, stop.orientation_tol), False)
     return p, frames, active, it, err, oerr, code

@@ -42,8 +42,8 @@ def length_drift(p, bone_lengths):
 
 @njit(cache=True, error_model="numpy")
 def ftl_chain(initial, bone_lengths, target, root, tol, max_iter):
-    """Solve one chain by FTL with averaging; arguments as ``fabrik.kernels.rotation_chain``'s
-    ``jacobian_chain`` (``tol`` is also the settle threshold on joint movement). Returns (positions,
+    """Solve one chain by FTL with averaging; arguments as the fields of ``fabrik.kernels.rotation_chain``'s
+    ``jacobian_chain`` records (``tol`` is also the settle threshold on joint movement). Returns (positions,
     iterations, error, status, drift): ``error`` is 0 once an iteration has run (the effector is
     pinned to the target), ``drift`` the ``length_drift`` of the returned pose."""
     p = start_pose(initial, bone_lengths, root, target)

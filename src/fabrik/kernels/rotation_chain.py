@@ -26,33 +26,38 @@ from numba import njit
 from fabrik.kernels.ccd import ccd_sweep, ccd_sweep_limited, limit_start_pose, rotate_tail_vec, start_pose
 from fabrik.kernels.frames import frames_along, orientation_error, planarise, rotate_frame, transport
 from fabrik.kernels.jacobian import clamp_chain, clamped_error, fill_jacobian, is_planar, jacobian_step, turned_frames
+from fabrik.kernels.records import ChainLimits, LimitedTask, RotationMethod, Stop
 from fabrik.kernels.singularity import MAX_ESCAPES, fold_stuck_chain
 from fabrik.kernels.stopping import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE, confirm_stall,
                                       effector_stalled, stall_tol, stretched_to_rounding, unavoidable_error)
 from fabrik.kernels.vec import TINY, chain_scale, dist3v, inner_reach
 
-#: ``method`` code of CCD, next to the Jacobian modes of ``fabrik.kernels.jacobian`` (0..3).
+#: ``RotationMethod.mode`` of CCD, next to the Jacobian modes of ``fabrik.kernels.jacobian`` (0..3).
 CCD = -1
 
 
 @njit(cache=True, error_model="numpy")
-def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame, target_rot, oriented, planar, tol,
-                   orientation_tol, max_iter, method, damping, max_error_step, max_angle_step, alpha):
-    """Solve one chain from a start pose by CCD (``method`` ``CCD``) or a Jacobian method (mode 0..3
-    of ``fabrik.kernels.jacobian.jacobian_step``, with ``damping``, ``max_error_step``,
-    ``max_angle_step`` and ``alpha`` as there), with the limits ``limits`` (n, w) or none ((0, w)).
+def rotation_chain(p, frames, active, task, lengths, limits, stop, method):
+    """Solve one chain from a start pose by CCD (``method.mode`` ``CCD``) or a Jacobian method
+    (``method``: a ``RotationMethod``, its mode and settings as ``fabrik.kernels.jacobian.jacobian_step``
+    takes them), with the limits ``limits`` (a ``ChainLimits``; its table (0, w): none).
 
     ``p`` (n, 3) is the start pose, rooted and rigid (with limits: legal, with its bone frames
     ``frames`` (n, 3, 3) and ``active`` (n,) int64; without, (0, 3, 3) and (0,)); all three are
-    updated in place and returned. ``root_frame``, ``target_rot`` (used when ``oriented``; CCD only)
-    and ``planar`` as in ``fabrik.kernels.fabrik_constrained``.
+    updated in place and returned. ``task`` (a ``LimitedTask``): its target, root and target
+    rotation (an oriented target: CCD only); its ``initial`` is not read, ``p`` is the start.
+    ``stop``: a ``Stop``.
 
     Returns (positions, frames, active, iterations, error, orientation_error, status_code).
     """
+    target, root, target_rot, oriented = task.target, task.root, task.target_rot, task.oriented
+    table, root_frame, planar = limits.table, limits.root_frame, limits.planar
+    tol, orientation_tol, max_iter = stop.tol, stop.orientation_tol, stop.max_iter
+    mode = method.mode
     n = p.shape[0]
     last = n - 1
-    limited = limits.shape[0] > 0
-    own_rules = limited and method == CCD  # constrained CCD's own rules (module docstring)
+    limited = table.shape[0] > 0
+    own_rules = limited and mode == CCD  # constrained CCD's own rules (module docstring)
     total, scale = chain_scale(lengths)
     stop_tol = tol if own_rules else stall_tol(tol, scale)
     dist = np.sqrt((target[0] - root[0]) ** 2 + (target[1] - root[1]) ** 2 + (target[2] - root[2]) ** 2)
@@ -69,7 +74,7 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
     oerr = orientation_error(frames[last - 1], target_rot) if oriented else 0.0
     if err <= tol and oerr <= orientation_tol:
         return p, frames, active, 0, err, oerr, REACHED
-    m = 0 if method == CCD else 3 * (n - 1)
+    m = 0 if mode == CCD else 3 * (n - 1)
     jac = np.zeros((3, m))
     dtheta = np.zeros(m)
     e = np.zeros(3)
@@ -84,19 +89,19 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
         px, py, pz = p[last, 0], p[last, 1], p[last, 2]
         prev_err, prev_oerr = err, oerr
         older_drop, last_drop = last_drop, drop
-        if method == CCD:
+        if mode == CCD:
             if limited:
-                ccd_sweep_limited(p, frames, lengths, goal, end, limits, root_frame, target_rot, oriented, planar,
+                ccd_sweep_limited(p, frames, lengths, goal, end, table, root_frame, target_rot, oriented, planar,
                                   active, per_bone, W, d)
             else:
                 ccd_sweep(p, target, scale)
         else:
-            clamped_error(p, last, target, err, max_error_step, e)
+            clamped_error(p, last, target, err, method.max_error_step, e)
             fill_jacobian(p, planar, jac)
-            jacobian_step(jac, e, method, damping, max_angle_step, alpha, dtheta)
+            jacobian_step(jac, e, mode, method.damping, method.max_angle_step, method.alpha, dtheta)
             if limited:
                 turned_frames(per_bone, frames, dtheta, W[0], W[1], W[2])
-                clamp_chain(p, frames, per_bone, lengths, limits, root, root_frame, active, planar, W[3], d)
+                clamp_chain(p, frames, per_bone, lengths, table, root, root_frame, active, planar, W[3], d)
             else:
                 for j in range(last - 1, -1, -1):
                     rotate_tail_vec(p, j, j + 1, dtheta[3 * j], dtheta[3 * j + 1], dtheta[3 * j + 2])
@@ -114,13 +119,13 @@ def rotation_chain(p, frames, active, lengths, target, root, limits, root_frame,
         if not (effector_stalled(p, last, px, py, pz, stop_tol, err, prev_err)
                 and (oerr <= orientation_tol or oerr > (1.0 - PROGRESS_FRACTION) * prev_oerr)):
             continue
-        jacobian_limited = limited and method != CCD
+        jacobian_limited = limited and mode != CCD
         if (bends < MAX_ESCAPES and (it < max_iter or not own_rules) and end >= 1
                 and fold_on_line(p, frames, per_bone if jacobian_limited else frames, lengths, goal, end, tol, scale,
                                  planar and not jacobian_limited)):
             bends += 1
             if jacobian_limited:
-                clamp_chain(p, frames, per_bone, lengths, limits, root, root_frame, active, planar, W[3], d)
+                clamp_chain(p, frames, per_bone, lengths, table, root, root_frame, active, planar, W[3], d)
             if not own_rules:
                 err = dist3v(p, last, target)
                 drop = np.inf  # the trend starts again
@@ -176,67 +181,66 @@ def fold_on_line(p, frames, out, lengths, goal, end, tol, scale, planar):
 
 
 @njit(cache=True, error_model="numpy")
-def ccd_chain(initial, bone_lengths, target, root, tol, max_iter):
-    """Solve one chain by CCD: ``jacobian_chain`` with ``mode`` ``CCD`` (max_iter counts sweeps)."""
-    return jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, CCD, 0.0, 0.0, 0.0, 0.0)
+def ccd_chain(task, lengths, stop):
+    """Solve one chain by CCD: ``jacobian_chain`` with mode ``CCD`` (``stop.max_iter`` counts sweeps)."""
+    return jacobian_chain(task, lengths, stop, RotationMethod(CCD, 0.0, 0.0, 0.0, 0.0))
 
 
 @njit(cache=True, error_model="numpy")
-def jacobian_chain(initial, bone_lengths, target, root, tol, max_iter, mode, damping,
-                   max_error_step, max_angle_step, alpha):
+def jacobian_chain(task, lengths, stop, method):
     """Solve one chain with a Jacobian method. Returns (positions, iterations, error, status).
 
-    initial: (n, 3) start pose (never mutated; its bone directions are kept, hung from ``root``
-    with the exact ``bone_lengths``: ``fabrik.kernels.ccd.start_pose``); bone_lengths (n-1,);
-    target, root (3,); tol >= 0 in model units; max_iter >= 0; mode 0..3 (``jacobian_step``) or ``CCD``;
-    damping (model units) for DLS and SVD-DLS; max_error_step: the error vector fed to the step is
-    clamped to this length (model units; ``inf`` for no clamp); max_angle_step: radians
-    (gamma_max for SDLS); alpha: fixed transpose gain (<= 0 for adaptive).
+    task: a ``ChainTask``: its ``initial`` (n, 3) start pose is never written; its bone directions
+    are kept, hung from ``root`` with the exact ``lengths`` (n-1,) (``fabrik.kernels.ccd.start_pose``).
+    stop: a ``Stop`` (``tol`` >= 0 in model units, ``max_iter`` >= 0; ``orientation_tol`` not read).
+    method: a ``RotationMethod``, mode 0..3 (``jacobian_step``) or ``CCD``.
     """
-    p = start_pose(initial, bone_lengths, root, target)
-    q, _, _, it, err, _, code = rotation_chain(p, np.empty((0, 3, 3)), np.zeros(0, dtype=np.int64), bone_lengths,
-                                               target, root, np.empty((0, 13)), np.eye(3), np.eye(3), False,
-                                               is_planar(p, target), tol, 0.0, max_iter, mode, damping,
-                                               max_error_step, max_angle_step, alpha)
+    target, root = task.target, task.root
+    p = start_pose(task.initial, lengths, root, target)
+    # no limits, no oriented target; planar when the pose and the target lie in z = 0
+    q, _, _, it, err, _, code = rotation_chain(p, np.empty((0, 3, 3)), np.zeros(0, dtype=np.int64),
+                                               LimitedTask(task.initial, target, root, np.eye(3), False), lengths,
+                                               ChainLimits(np.empty((0, 13)), np.eye(3), is_planar(p, target)),
+                                               Stop(stop.tol, 0.0, stop.max_iter), method)
     return q, it, err, code
 
 
 @njit(cache=True, error_model="numpy")
-def ccd_constrained(initial, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                    tol, orientation_tol, max_iter):
+def ccd_constrained(task, lengths, limits, stop):
     """Solve one constrained chain by CCD; arguments and returns as
     ``fabrik.kernels.fabrik_constrained.fabrik_constrained``."""
-    p = initial.copy()
+    p = task.initial.copy()
     frames = np.empty((p.shape[0], 3, 3))
-    frames_along(frames, p, root_frame)
-    return ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                                tol, orientation_tol, max_iter)
+    frames_along(frames, p, limits.root_frame)
+    return ccd_constrained_from(p, frames, task, lengths, limits, stop)
 
 
 @njit(cache=True, error_model="numpy")
-def ccd_constrained_from(p, frames, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                         tol, orientation_tol, max_iter):
-    """``ccd_constrained`` from a pose with its bone frames (n, 3, 3), both updated in place and
-    returned: what constrained chain FABRIK polishes its best pose with (the frames keep the
-    twists, which the frames ``frames_along`` rebuilds from positions alone would not)."""
+def ccd_constrained_from(p, frames, task, lengths, limits, stop):
+    """``ccd_constrained`` from a pose ``p`` with its bone frames (n, 3, 3), both updated in place
+    and returned (``task.initial`` not read): what constrained chain FABRIK polishes its best pose
+    with (the frames keep the twists, which the frames ``frames_along`` rebuilds from positions
+    alone would not)."""
     active = np.zeros(p.shape[0], dtype=np.int64)
-    limit_start_pose(p, frames, lengths, limits, root, root_frame, active, planar)
-    return rotation_chain(p, frames, active, lengths, target, root, limits, root_frame, target_rot, oriented, planar,
-                          tol, orientation_tol, max_iter, CCD, 0.0, 0.0, 0.0, 0.0)
+    limit_start_pose(p, frames, lengths, limits.table, task.root, limits.root_frame, active, limits.planar)
+    return rotation_chain(p, frames, active, task, lengths, limits, stop, RotationMethod(CCD, 0.0, 0.0, 0.0, 0.0))
 
 
 @njit(cache=True, error_model="numpy")
-def jacobian_constrained(initial, lengths, target, root, limits, root_frame, planar, tol, max_iter, mode, damping,
-                         max_error_step, max_angle_step, alpha):
-    """Solve one constrained chain with a Jacobian method, clamping after every step (``initial``,
-    never written, made legal by one clamping pass). Arguments as ``ccd_constrained`` (no oriented
-    targets) and ``jacobian_chain``; returns the 7 values of ``rotation_chain`` (orientation error 0)."""
+def jacobian_constrained(task, lengths, limits, stop, method):
+    """Solve one constrained chain with a Jacobian method, clamping after every step (``task`` a
+    ``ChainTask``: no oriented targets; its ``initial``, never written, made legal by one clamping
+    pass). ``limits`` a ``ChainLimits``, ``stop`` a ``Stop`` (``orientation_tol`` not read),
+    ``method`` a ``RotationMethod`` (a Jacobian mode); returns the 7 values of ``rotation_chain``
+    (orientation error 0)."""
+    initial, root_frame = task.initial, limits.root_frame
     n = initial.shape[0]
     p = np.empty((n, 3))
     frames = np.empty((n, 3, 3))
     desired = np.empty((n, 3, 3))
     frames_along(desired, initial, root_frame)
     active = np.zeros(n, dtype=np.int64)
-    clamp_chain(p, frames, desired, lengths, limits, root, root_frame, active, planar, np.empty((3, 3)), np.empty(3))
-    return rotation_chain(p, frames, active, lengths, target, root, limits, root_frame, root_frame, False, planar, tol,
-                          0.0, max_iter, mode, damping, max_error_step, max_angle_step, alpha)
+    clamp_chain(p, frames, desired, lengths, limits.table, task.root, root_frame, active, limits.planar,
+                np.empty((3, 3)), np.empty(3))
+    return rotation_chain(p, frames, active, LimitedTask(initial, task.target, task.root, root_frame, False), lengths,
+                          limits, Stop(stop.tol, 0.0, stop.max_iter), method)

@@ -44,8 +44,8 @@ def triangle_area(x, y, z):
 
 @njit(cache=True, error_model="numpy")
 def triangulation_chain(initial, bone_lengths, target, root, tol):
-    """Solve one chain by Triangulation; arguments as ``fabrik.kernels.rotation_chain``'s
-    ``jacobian_chain`` (the start pose's bone directions are the starting joint angles). Returns
+    """Solve one chain by Triangulation; arguments as the fields of ``fabrik.kernels.rotation_chain``'s
+    ``jacobian_chain`` records (the start pose's bone directions are the starting joint angles). Returns
     (positions, iterations, error, status_code); iterations is 1 (0 when the start is within ``tol``)."""
     p = start_pose(initial, bone_lengths, root, target)
     nb = last = p.shape[0] - 1

@@ -10,6 +10,7 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import check_coordinates, check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.records import ChainBatch, ChainBatchOut, LimitedBatch, LimitedBatchOut, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS
 from fabrik.model.chain import Chain
 from fabrik.solvers import registry
@@ -227,8 +228,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     run = _numba_runner(layout or "lockstep", threads) if backend == "numba" else _warp_runner(device, threads)
 
     def launch(rows, starts, rows_cap, out):
-        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
-            _rows(roots, rows), tol, rows_cap, *out)
+        run(ChainBatch(_rows(initials, rows) if starts is None else starts, targets3[rows], _rows(roots, rows)),
+            model._kernel_lengths, Stop(tol, 0.0, rows_cap), ChainBatchOut(*out))
 
     _in_slices(launch, [out_p, out_it, out_err, out_code], cap, chosen.chain.max_iter_ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
@@ -339,7 +340,7 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ce
     from fabrik.kernels import batch
     from fabrik.kernels._cache_guard import announce_compile
     from fabrik.solvers.api import _target_rotation
-    from fabrik.solvers.chain_limits import prepare
+    from fabrik.solvers.chain_limits import kernel_limits
 
     count, n, dim = targets3.shape[0], model.n_joints, model._dim
     oriented = rotations is not None
@@ -352,7 +353,7 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ce
         mats = np.ascontiguousarray(np.stack([_target_rotation(r, dim) for r in rotations]))
     else:
         mats = np.eye(3)[None]
-    limits, frame = prepare(model)
+    limits = kernel_limits(model)
     out_p = np.empty((count, n, 3))
     out_frames = np.empty((count, n, 3, 3))
     out_it = np.empty(count, np.int64)
@@ -363,10 +364,9 @@ def _solve_constrained(model, targets3, rotations, initials, roots, tol, cap, ce
     run = _with_threads(threads, batch.batch_constrained)
 
     def launch(rows, starts, rows_cap, out):
-        p, it, err, code, frames, oerr = out
-        run(_rows(initials, rows) if starts is None else starts, model._kernel_lengths, targets3[rows],
-            _rows(roots, rows), limits, frame, _rows(mats, rows), oriented, dim == 2, tol, opts.orientation_tol,
-            rows_cap, p, frames, it, err, oerr, code)
+        run(LimitedBatch(_rows(initials, rows) if starts is None else starts, targets3[rows], _rows(roots, rows),
+                         _rows(mats, rows), oriented),
+            model._kernel_lengths, limits, Stop(tol, opts.orientation_tol, rows_cap), LimitedBatchOut(*out))
 
     _in_slices(launch, [out_p, out_it, out_err, out_code, out_frames, out_oerr], cap, ceiling, progress)
     positions = out_p if dim == 3 else np.ascontiguousarray(out_p[:, :, :2])
@@ -484,8 +484,8 @@ def _numba_runner(layout: str, threads: int | None):
               "baseline": batch.batch_baseline}[layout]
     announce_compile(kernel)
 
-    def launch(*args):
-        count, workers = args[2].shape[0], numba.get_num_threads()
+    def launch(*args):  # (a ChainBatch, the bone lengths, a Stop, a ChainBatchOut)
+        count, workers = args[0].targets.shape[0], numba.get_num_threads()
         if layout == "lockstep" and count >= batch.LANES * workers:
             # small batches in small chunks, so that every thread gets work; never fewer
             # targets than lanes, which would ride through every stage idle

@@ -20,15 +20,17 @@ Options, conventions and Solution extras are those of ``fabrik.solvers.chain_lim
 
 from __future__ import annotations
 
+from fabrik.kernels.records import ChainTask, LimitedTask, Stop
 from fabrik.kernels.rotation_chain import ccd_chain, ccd_constrained
-from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, prepare
+from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, kernel_limits
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
 
 def solve_ccd_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
     """CCD on a single chain (see ``fabrik.solvers.registry`` for the arguments)."""
-    positions, iterations, error, code = ccd_chain(initial, chain._kernel_lengths, target, root, tol, max_iter)
+    positions, iterations, error, code = ccd_chain(ChainTask(initial, target, root), chain._kernel_lengths,
+                                                   Stop(tol, 0.0, max_iter))
     return Solution(positions, iterations, error, STATUSES[code], "ccd")
 
 
@@ -38,12 +40,11 @@ add("ccd", "chain", Solver(solve_ccd_chain, kernels=(ccd_chain,)), limited="ccd-
 
 def solve_ccd_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
     """Constrained CCD (see ``fabrik.solvers.registry`` for the arguments); limits hold in the result."""
-    limits, frame = prepare(chain)
+    limits = kernel_limits(chain)
     oriented = rotation is not None
-    result = ccd_constrained(initial, chain._kernel_lengths, target, root, limits, frame,
-                             rotation if oriented else IDENTITY, oriented, chain.dim == 2, tol,
-                             options.orientation_tol, max_iter)
-    return build_solution("ccd-constrained", chain, result, frame, oriented)
+    result = ccd_constrained(LimitedTask(initial, target, root, rotation if oriented else IDENTITY, oriented),
+                             chain._kernel_lengths, limits, Stop(tol, options.orientation_tol, max_iter))
+    return build_solution("ccd-constrained", chain, result, limits.root_frame, oriented)
 
 
 add("ccd-constrained", "chain", Solver(solve_ccd_constrained, LimitOptions(), kernels=(ccd_constrained,)), limits=True, oriented=True,

@@ -27,6 +27,7 @@ import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.limit_layout import pack_limits
+from fabrik.kernels.records import ChainLimits
 from fabrik.limits.base import joint_violation
 from fabrik.model.constraints import root_frame
 from fabrik.solvers.result import STATUSES, ConstrainedExtras, Solution
@@ -52,11 +53,18 @@ IDENTITY = np.eye(3)
 
 def prepare(chain):
     """(packed limits (n, w), root frame (3, 3)) for a chain, cached per chain object."""
+    limits = kernel_limits(chain)
+    return limits.table, limits.root_frame
+
+
+def kernel_limits(chain) -> ChainLimits:
+    """A chain's limits as the kernels take them (``fabrik.kernels.records.ChainLimits``: the packed
+    limits (n, w), the root frame (3, 3), planar for a 2D chain), cached per chain object."""
     hit = _PREPARED.get(chain)
     if hit is None:
-        limits = np.ascontiguousarray(pack_limits(chain.constraints, chain.n_joints, planar=chain.dim == 2))
-        frame = np.ascontiguousarray(root_frame(chain))
-        hit = (limits, frame)
+        planar = chain.dim == 2
+        limits = np.ascontiguousarray(pack_limits(chain.constraints, chain.n_joints, planar=planar))
+        hit = ChainLimits(limits, np.ascontiguousarray(root_frame(chain)), planar)
         _PREPARED[chain] = hit
     return hit
 
@@ -131,4 +139,5 @@ def build_solution(method, chain, result, root_frame_, oriented, more=None) -> S
 
 
 
-__all__ = ["LimitOptions", "DEFAULT_ORIENTATION_TOL", "IDENTITY", "prepare", "build_solution", "chain_limit_violations"]
+__all__ = ["LimitOptions", "DEFAULT_ORIENTATION_TOL", "IDENTITY", "prepare", "kernel_limits", "build_solution",
+           "chain_limit_violations"]

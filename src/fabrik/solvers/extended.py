@@ -127,6 +127,7 @@ def solve_chain(chain, target, rotation, initial, root, tol, max_iter, chosen, o
     arrays in (2D chains embedded in z = 0, as ``fabrik.solve`` gives them), the 3D answer out."""
     from fabrik.kernels.fabrik_chain_options import fabrik_chain_options
     from fabrik.kernels.frames import frames_along
+    from fabrik.kernels.records import ChainObstacles, ChainPoles, Stop
 
     check_kind(ext, "chain")
     check_method(chosen.name, ("fabrik", "fabrik-constrained"), "chain", ext)
@@ -145,9 +146,10 @@ def solve_chain(chain, target, rotation, initial, root, tol, max_iter, chosen, o
     extras = {}
     if rows.shape[0]:
         extras["pole_joint"] = int(rows[0, 0])
+    poles, obstacles = ChainPoles(rows, points, members), ChainObstacles(obs, margin, dim == 2)
     if not chosen.limits:
-        it, err, _, clearance, code = fabrik_chain_options(p, lengths, target, root, tol, max_iter, None, rows, points,
-                                                           members, obs, margin, dim == 2)
+        it, err, _, clearance, code = fabrik_chain_options(p, lengths, target, root, Stop(tol, 0.0, max_iter), None,
+                                                           poles, obstacles)
         if obs.shape[0]:
             extras["clearance"] = float(clearance)
         return Solution(p, int(it), float(err), STATUSES[code], "fabrik", None, MappingProxyType(extras))
@@ -160,8 +162,9 @@ def solve_chain(chain, target, rotation, initial, root, tol, max_iter, chosen, o
     oriented = rotation is not None
     lim = (frames, active, limits, frame, rotation if oriented else np.eye(3), oriented, dim == 2,
            float(opts.orientation_tol))
-    it, err, oerr, clearance, code = fabrik_chain_options(p, lengths, target, root, tol, max_iter, lim, rows, points,
-                                                          members, obs, margin, dim == 2)
+    it, err, oerr, clearance, code = fabrik_chain_options(p, lengths, target, root,
+                                                          Stop(tol, float(opts.orientation_tol), max_iter), lim, poles,
+                                                          obstacles)
     if obs.shape[0]:
         extras["clearance"] = float(clearance)
     return build_solution("fabrik-constrained", chain, (p, frames, active, it, err, oerr, code), frame, oriented,

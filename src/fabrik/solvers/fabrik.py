@@ -23,7 +23,8 @@ from fabrik.kernels import fabrik_chain_entry as entry
 from fabrik.kernels.fabrik_chain import fabrik_chain_into
 from fabrik.kernels.fabrik_chain_entry import fabrik_chain_checked
 from fabrik.kernels.fabrik_constrained import fabrik_constrained, fabrik_constrained_polished
-from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, prepare
+from fabrik.kernels.records import LimitedTask, Stop
+from fabrik.solvers.chain_limits import IDENTITY, LimitOptions, build_solution, kernel_limits
 from fabrik.solvers.registry import Solver, add
 from fabrik.solvers.result import STATUSES, Solution, plain_solution
 
@@ -95,13 +96,13 @@ def solve_fabrik_constrained(chain, target, rotation, initial, root, tol, max_it
     (``extras["polish_sweeps"]``, ``extras["restarts"]``), so that a target the limits keep out
     of reach ends near the closest pose they allow.
     """
-    limits, frame = prepare(chain)
+    limits = kernel_limits(chain)
     oriented = rotation is not None
-    *result, sweeps, restarts = fabrik_constrained_polished(initial, chain._kernel_lengths, target, root, limits, frame,
-                                                  rotation if oriented else IDENTITY, oriented, chain.dim == 2,
-                                                  tol, options.orientation_tol, max_iter)
-    return build_solution("fabrik-constrained", chain, result, frame, oriented, {"polish_sweeps": int(sweeps),
-                                                                               "restarts": int(restarts)})
+    *result, sweeps, restarts = fabrik_constrained_polished(
+        LimitedTask(initial, target, root, rotation if oriented else IDENTITY, oriented), chain._kernel_lengths,
+        limits, Stop(tol, options.orientation_tol, max_iter))
+    return build_solution("fabrik-constrained", chain, result, limits.root_frame, oriented,
+                          {"polish_sweeps": int(sweeps), "restarts": int(restarts)})
 
 
 add("fabrik-constrained", "chain", Solver(solve_fabrik_constrained, LimitOptions(), kernels=(fabrik_constrained,)), limits=True, oriented=True,

@@ -54,8 +54,9 @@ from dataclasses import dataclass
 
 from fabrik._validation import check_positive
 from fabrik.kernels.jacobian import DLS, SDLS, SVD_DLS, TRANSPOSE
+from fabrik.kernels.records import ChainTask, RotationMethod, Stop
 from fabrik.kernels.rotation_chain import jacobian_chain, jacobian_constrained
-from fabrik.solvers.chain_limits import build_solution, prepare
+from fabrik.solvers.chain_limits import build_solution, kernel_limits
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, Solution
 
@@ -147,9 +148,10 @@ TUNED = {
 
 
 def settings(options, mean_bone: float) -> tuple[float, float, float, float]:
-    """The kernel's (damping, max_error_step, max_angle_step, alpha) from a Jacobian options
-    record, ``PerBone`` lengths and the default error clamp scaled by ``mean_bone`` (the mean
-    non-zero bone length; 1 when there is none); alpha 0 means adaptive."""
+    """The kernel's (damping, max_error_step, max_angle_step, alpha) (``RotationMethod``'s fields
+    after its mode) from a Jacobian options record, ``PerBone`` lengths and the default error
+    clamp scaled by ``mean_bone`` (the mean non-zero bone length; 1 when there is none); alpha 0
+    means adaptive."""
     mean = mean_bone if mean_bone > 0 else 1.0
 
     def length(value):
@@ -170,10 +172,10 @@ def mean_bone_length(lengths) -> float:
 
 def _make(name: str, mode: int):
     def solve_jacobian_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
-        damping, step, angle, alpha = settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
-                                               else 0.0)
-        positions, iterations, error, code = jacobian_chain(initial, chain._kernel_lengths, target, root, tol,
-                                                            max_iter, mode, damping, step, angle, alpha)
+        method = RotationMethod(mode, *settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
+                                                 else 0.0))
+        positions, iterations, error, code = jacobian_chain(ChainTask(initial, target, root), chain._kernel_lengths,
+                                                            Stop(tol, 0.0, max_iter), method)
         return Solution(positions, iterations, error, STATUSES[code], name)
 
     solve_jacobian_chain.__name__ = "solve_" + name.replace("-", "_")
@@ -191,12 +193,12 @@ for _base, _mode in MODES.items():
 
 def _make_limited(name: str, mode: int):
     def solve_jacobian_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
-        damping, step, angle, alpha = settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
-                                               else 0.0)
-        limits, frame = prepare(chain)
-        result = jacobian_constrained(initial, chain._kernel_lengths, target, root, limits, frame, chain.dim == 2,
-                                      tol, max_iter, mode, damping, step, angle, alpha)
-        return build_solution(name, chain, result, frame, False)
+        method = RotationMethod(mode, *settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
+                                                 else 0.0))
+        limits = kernel_limits(chain)
+        result = jacobian_constrained(ChainTask(initial, target, root), chain._kernel_lengths, limits,
+                                      Stop(tol, 0.0, max_iter), method)
+        return build_solution(name, chain, result, limits.root_frame, False)
 
     solve_jacobian_constrained.__name__ = "solve_" + name.replace("-", "_")
     solve_jacobian_constrained.__qualname__ = solve_jacobian_constrained.__name__
