@@ -145,31 +145,27 @@ ArmScratch = namedtuple("ArmScratch", "J e G y dq weights trial trial_positions 
 
 # --- fast typing of the records at the Python boundary ------------------------------------------
 
-_SCALAR_KINDS = (float, bool, np.float64, np.int64, np.bool_, type(None))
+_SCALAR_KINDS = frozenset((float, bool, np.float64, np.int64, np.bool_, type(None)))
 _KNOWN_TYPES: dict = {}
-
-
-def _field_kind(value):
-    """What decides a field's numba type, or None when its type must be worked out in full."""
-    kind = type(value)
-    if kind is np.ndarray:
-        flags = value.flags
-        return value.dtype.num, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned
-    if kind is int:
-        return int, -2**63 <= value < 2**63  # (numba types larger ints unsigned)
-    if kind in _SCALAR_KINDS:
-        return kind
-    return None
+_NDARRAY = np.ndarray
 
 
 def _typeof_record(value, context):
-    """numba's type of a record (``_typeof_tuple``'s), remembered per combination of field kinds."""
+    """numba's type of a record (``_typeof_tuple``'s), remembered per combination of field kinds:
+    an array's dtype, dimensions and flags (layout, writeability, alignment), a scalar's type, an
+    int's sign range (numba types ints beyond int64 unsigned); a record holding anything else is
+    typed in full every time."""
     key = [type(value), context.purpose]
     for field in value:
-        kind = _field_kind(field)
-        if kind is None:
+        kind = type(field)
+        if kind is _NDARRAY:
+            key.append((field.dtype.num, field.ndim, field.flags.num))
+        elif kind is int:
+            key.append(-2**63 <= field < 2**63)
+        elif kind in _SCALAR_KINDS:
+            key.append(kind)
+        else:
             return _typeof_tuple(value, context)
-        key.append(kind)
     key = tuple(key)
     found = _KNOWN_TYPES.get(key)
     if found is None:
