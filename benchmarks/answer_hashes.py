@@ -172,6 +172,79 @@ def arm_entry_cases(out: dict) -> None:
     for kind, targets in (("poses", (positions[:, -1], frames[:, -1])), ("points", positions[:, -1])):
         sol = fabrik.solve_batch(dhm, targets)
         out[f"dhm arm batch {kind}"] = digest(sol.joint_angles, sol.iterations, sol.status)
+def tree_entry_cases(out: dict) -> None:
+    """Cases through every compiled entry point of skeleton FABRIK (``fabrik_tree``,
+    ``fabrik_tree_frames``, ``batch_tree``, ``crowd_tree``): single solves with limits (a free
+    root, ``turn_search``) and with the engine options; takes plain and limited with
+    ``turn_search``; batches plain and limited (start frames shared, derived per row, given per
+    row, a held root rotation); crowds plain and limited. Answers hashed whole (positions, frames,
+    iterations, errors, statuses)."""
+    from fabrik.obstacles import Sphere
+
+    rng = np.random.default_rng(7)
+    body = fabrik.models.humanoid()
+    limited = body.with_constraints(fabrik.constraints.humanoid(body)[0])
+    rest = body.rest_positions()
+    names = ["l_wrist", "r_ankle", "head"]
+    joints = [body.index(name) for name in names]
+    scale = np.array([0.4, 0.15, 0.08])[:, None]
+    goals = rest[joints][None] + rng.normal(0, 1, (8, 3, 3)) * scale  # (8, k, 3): far enough to end short
+    sets = [dict(zip(names, g)) for g in goals]
+
+    def whole(sol):
+        extras = [sol.extras["frames"]] if "frames" in sol.extras else []
+        return [sol.positions, *extras, np.array([sol.iterations]), sol.extras["effector_error_array"],
+                np.frombuffer(sol.status.encode(), np.uint8)]
+
+    out["tree free root, turn_search"] = digest(*[a for t in sets for a in whole(
+        fabrik.solve(limited, targets=t, root_rotation="free", turn_search=True))])
+    out["tree engine options"] = digest(*[a for t in sets for a in whole(
+        fabrik.solve(body, targets=t, weights={"head": 0.5}, poles={"l_elbow": [0.5, 1.2, 0.5]},
+                     obstacles=[Sphere([0.3, 1.0, 0.3], 0.1)]))])
+    out["tree limited obstacles"] = digest(*[a for t in sets[:4] for a in whole(
+        fabrik.solve(limited, targets=t, obstacles=[Sphere([0.3, 1.0, 0.3], 0.1)], self_collision=0.02))])
+
+    def take_hash(sol):
+        return digest(sol.positions, *([] if sol.frames is None else [sol.frames]), sol.iterations,
+                      sol.effector_errors, sol.status_codes)
+
+    walk = np.cumsum(rng.normal(0, 0.03, (2, 12, 3, 3)), axis=1) + rest[joints][None, None]  # (N, F, k, 3)
+    paths = {name: walk[0, :, t] for t, name in enumerate(names)}
+    out["tree take"] = take_hash(fabrik.solve_sequence(body, paths))
+    out["tree take limited"] = take_hash(fabrik.solve_sequence(limited, paths, rigid_sub_bases="limbs"))
+    crowd = {name: walk[:, :, t] for t, name in enumerate(names)}
+    out["tree crowd"] = take_hash(fabrik.solve_sequence(body, crowd, root=walk[:, :, 0] * 0.0 + rest[0]))
+    crowd_limited = fabrik.solve_sequence(limited, crowd)
+    out["tree crowd limited"] = take_hash(crowd_limited)
+    # targets the limits allow (the limited answers' effectors), two frames pushed out of reach:
+    # frames reached and frames short, which turn_search retries
+    mixed = crowd_limited.positions[:, :, joints].copy()
+    mixed[:, 4, 0] += [0.5, 0.2, 0.0]
+    mixed[:, 9, 1] += [0.0, 0.3, 0.3]
+    out["tree take limited, turn_search"] = take_hash(fabrik.solve_sequence(
+        limited, {name: mixed[0, :, t] for t, name in enumerate(names)}, turn_search=True))
+    out["tree crowd limited, turn_search"] = take_hash(fabrik.solve_sequence(
+        limited, {name: mixed[:, :, t] for t, name in enumerate(names)}, turn_search=True))
+    goals = np.ascontiguousarray(mixed.reshape(-1, 3, 3)[::2])  # (12, k, 3)
+    sets = [dict(zip(names, g)) for g in goals]
+
+    def batch_hash(sol):
+        return digest(sol.positions, *([] if sol.frames is None else [sol.frames]), sol.iterations,
+                      sol.effector_errors, sol.status)
+
+    starts = rest[None] + rng.normal(0, 0.01, (goals.shape[0], body.n_joints, 3))
+    out["tree batch starts"] = batch_hash(fabrik.solve_batch(body, goals, effectors=names, initial=starts,
+                                                             root=starts[:, 0], rigid_sub_bases=False))
+    out["tree batch limited"] = batch_hash(fabrik.solve_batch(limited, goals, effectors=names))
+    out["tree batch limited, derived frames"] = batch_hash(fabrik.solve_batch(limited, goals, effectors=names,
+                                                                              initial=starts))
+    frames = np.stack([fabrik.solve(limited, targets=t).extras["frames"] for t in sets])
+    out["tree batch limited, given frames"] = batch_hash(fabrik.solve_batch(limited, goals, effectors=names,
+                                                                            initial_frames=frames))
+    out["tree batch limited, root rotation"] = batch_hash(fabrik.solve_batch(
+        limited, goals, effectors=names, root_rotation=np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])))
+    out["tree batch limited, turn_search"] = batch_hash(fabrik.solve_batch(limited, goals, effectors=names,
+                                                                           turn_search=True))
 
 
 def main() -> None:
@@ -201,6 +274,7 @@ def main() -> None:
     out["humanoid batch"] = digest(fabrik.solve_batch(body, stacked, effectors=["l_wrist", "r_ankle", "head"]).positions)
     out["chain batch"] = digest(fabrik.solve_batch(chain, targets).positions)
     chain_entry_cases(out)
+    tree_entry_cases(out)
     arm = fabrik.models.dhm_arm()
     positions, frames = fabrik.forward(arm, arm.random_angles(0, 30))
     out["dhm arm"] = digest(*[fabrik.solve(arm, (positions[k, -1], frames[k, -1])).joint_angles for k in range(30)])

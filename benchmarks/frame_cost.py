@@ -9,7 +9,7 @@ shared machine's slow moments drop out):
 
 - ``full``: ``solve_skeleton_arrays``, the per-frame call of the reconstruction loop;
 - ``checks``: its input checks alone (``array_inputs``);
-- ``kernel``: the compiled ``fabrik_skeleton`` alone;
+- ``kernel``: the compiled ``fabrik_tree`` alone;
 - ``kernel, no iteration``: the kernel with ``max_iter=0`` (call, set-up, limb swing, rigid-hand
   fits);
 - ``sequence``: ``solve_skeleton_sequence``, all the frames in one compiled loop, as
@@ -29,6 +29,7 @@ import numpy as np
 
 import fabrik
 from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.kernels.records import Stop, TreeOptions, TreeTask
 from fabrik.mocap import DEFAULT_REL_TOL, default_effectors
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
 from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays, solve_skeleton_sequence
@@ -50,8 +51,8 @@ def main(path: str, n_frames: int = 300) -> dict:
         pose = solve_skeleton_arrays(skeleton, effectors, targets[f], pose, roots[f], tol, 1000, "auto", True).positions
     arrays = rig(skeleton)
     groups = arrays.groups("auto")
-    released = np.zeros_like(groups[-1])
-    tops = arrays.limbs(True, "auto")
+    released = np.zeros_like(groups.releasable)
+    options = TreeOptions(True, arrays.limbs(True, "auto"))
     tree = arrays.tree
     all_targets = np.ascontiguousarray(targets)
     all_roots = np.ascontiguousarray(roots)
@@ -65,10 +66,12 @@ def main(path: str, n_frames: int = 300) -> dict:
             array_inputs(arrays.parents.shape[0], effectors, targets[f], starts[f], roots[f])
 
     def kernel(max_iter):
+        stop = Stop(tol, 0.0, max_iter)
+
         def run():
             for f in range(n_frames):
-                fabrik_tree(tree, groups, NO_LIMITS, (effectors, targets[f], starts[f], NO_FRAMES, roots[f], False),
-                            tol, max_iter, True, tops, released)
+                task = TreeTask(effectors, targets[f], starts[f], NO_FRAMES, roots[f], False)
+                fabrik_tree(tree, groups, NO_LIMITS, task, stop, options, released)
         return run
 
     def sequence():

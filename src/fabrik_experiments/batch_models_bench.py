@@ -40,6 +40,7 @@ from numba import njit, prange
 import fabrik
 from fabrik import models
 from fabrik.kernels.fabrik_tree import fabrik_tree
+from fabrik.kernels.records import TreeTask
 from fabrik_experiments.crowd_motion import EFFECTORS, OPTIONS, crowd_walk, random_poses
 
 #: ``fabrik.solve`` loops are timed on at most this many targets (their rate does not depend on N).
@@ -66,15 +67,15 @@ def _sizes(max_targets: int) -> list[int]:
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def prange_tree(tree, groups, limits, target_idx, targets, starts, no_frames, roots, tol, max_iter, root_fixed,
-                limb_tops, out_p, out_it, out_code):
+def prange_tree(tree, groups, limits, task, stop, options, out_p, out_it, out_code):
     """The plain parallel kernel the skeleton rows compare against: ``prange`` over targets, each
-    one ``fabrik_tree`` call (starts and roots one per target, no frames)."""
+    one ``fabrik_tree`` call. ``task`` a ``TreeTask`` with targets, starts and roots one per target
+    (N, ...), and no frames ((0, 3, 3), shared)."""
+    target_idx, targets, starts, no_frames, roots, _ = task
     for i in prange(targets.shape[0]):
-        released = np.zeros_like(groups[5])
-        p, _, _, it, _, code = fabrik_tree(tree, groups, limits, (target_idx, targets[i], starts[i], no_frames,
-                                                                  roots[i], False), tol, max_iter, root_fixed,
-                                           limb_tops, released)
+        released = np.zeros_like(groups.releasable)
+        p, _, _, it, _, code = fabrik_tree(tree, groups, limits, TreeTask(target_idx, targets[i], starts[i], no_frames,
+                                                                          roots[i], False), stop, options, released)
         out_p[i] = p
         out_it[i] = it
         out_code[i] = code
@@ -126,13 +127,13 @@ def run_skeleton_bench(max_targets: int = 100_000, repeats: int = 3, progress=No
     """The skeleton rows (module docstring); a JSON-ready dict."""
     from fabrik.constraints import humanoid
     from fabrik.model.rig import NO_FRAMES, rig
-    from fabrik.solvers.skeleton_fabrik import _kernel_inputs
+    from fabrik.solvers.skeleton_fabrik import _kernel_inputs, _stop
 
     skeleton = models.humanoid()
     limited = skeleton.with_constraints(humanoid(skeleton)[0])
     arrays = rig(skeleton)
     idx = np.array([skeleton.index(e) for e in EFFECTORS], dtype=np.int64)
-    groups, limits, tops, root_fixed = _kernel_inputs(arrays, False, OPTIONS["rigid_sub_bases"], True, None, False)
+    groups, limits, kernel_options = _kernel_inputs(arrays, False, OPTIONS["rigid_sub_bases"], True, None, False)
     sets = skeleton_sets(max_targets)
     limited_sets = skeleton_sets(max_targets, skeleton=limited)
     out = {"skeleton": "fabrik.models.humanoid() (13 joints)", "effectors": list(EFFECTORS), "options": OPTIONS,
@@ -144,8 +145,8 @@ def run_skeleton_bench(max_targets: int = 100_000, repeats: int = 3, progress=No
     def prange_run(t, st, r):
         count = t.shape[0]
         p, it, code = np.empty((count, skeleton.n_joints, 3)), np.empty(count, np.int64), np.empty(count, np.int64)
-        prange_tree(arrays.tree, groups, limits, idx, t, st, NO_FRAMES, r, fabrik.DEFAULT_TOL, 1000, root_fixed,
-                    tops, p, it, code)
+        prange_tree(arrays.tree, groups, limits, TreeTask(idx, t, st, NO_FRAMES, r, False),
+                    _stop(fabrik.DEFAULT_TOL, 1000), kernel_options, p, it, code)
         return p, it, code
 
     for name, (targets, starts, roots) in sets.items():

@@ -1,12 +1,13 @@
 """FABRIK on a tree of joints with several end effectors (sections 4.1-4.3), with or without joint
 limits: one iteration driver, compiled.
 
-Inputs are grouped tuples (``fabrik.model.rig``): ``tree`` (``fabrik.kernels.tree``), ``groups``
-(``fabrik.kernels.rigid_groups``; the empty set when off), ``limits`` (``fabrik.kernels.
-tree_limits``) and the solve's ``task = (target_idx (k,) int64, targets (k, 3), initial (n, 3),
-initial_frames (n, 3, 3), root (3,), root_from_target)``. A solve given frames follows them and
-places joints under the limits; one given no frames ((0, 3, 3) and empty limit tables) places
-them on lines, as the paper's FABRIK.
+Inputs are the named records of ``fabrik.kernels.records`` (their fields listed there), built
+by ``fabrik.model.rig`` and the solvers: the model (``Tree``, ``Groups`` (``fabrik.kernels.
+rigid_groups``; the empty set when off), ``TreeLimits`` (``fabrik.kernels.tree_limits``)); the
+solve's ``TreeTask`` (targets, start pose and frames, root); its ``Stop`` (``tol``, ``max_iter``)
+and ``TreeOptions`` (``root_fixed``, ``limb_tops``). A solve given frames follows them and places
+joints under the limits; one given no frames ((0, 3, 3) and empty limit tables) places them on
+lines, as the paper's FABRIK.
 
 One iteration:
 
@@ -51,18 +52,19 @@ from fabrik.kernels.tree_limits import (_circular_reverse, _cone_inside, _hinge_
                                         row_limits)
 from fabrik.kernels.vec import TINY, place_on_line
 from fabrik.kernels.obstacles import free_direction, push_out
+from fabrik.kernels.records import TreeTask
 from fabrik.kernels.poles import apply_poles, apply_poles_clear
 from fabrik.kernels.tree_extras import branch_weights, refresh_untargeted, repair, weighted_error
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops, released, ext=None):
+def fabrik_tree(tree, groups, limits, task, stop, options, released, ext=None):
     """Solve a tree for several targets (module docstring).
 
-    ``tol`` >= 0 and ``max_iter`` >= 0 as in the chain kernel; ``root_fixed``: with limits, keep the
-    root frame ``initial_frames[0]`` instead of refitting it every iteration; ``limb_tops`` (int64,
-    ancestors first; ``fabrik.kernels.tree.limb_span``) the limbs to swing first (none when
-    empty); ``released`` (bool, one per group) is written: which groups this solve released.
+    ``tree``, ``groups``, ``limits``, ``task`` (a ``TreeTask``) and ``options`` (a ``TreeOptions``)
+    as ``fabrik.kernels.records`` says; ``stop``: a ``Stop`` whose ``tol`` >= 0 and ``max_iter``
+    >= 0 act as in the chain kernel (``orientation_tol`` unused); ``released`` (bool, one per
+    group) is written: which groups this solve released.
 
     Returns (positions (n, 3), frames (n, 3, 3) (empty without limits), row_active (n,) int64 (1
     where a limit of that joint is on its boundary), iterations, errors (k,), status). A negative
@@ -76,6 +78,8 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
     group_of, group_start, group_members, group_offsets, in_group, releasable = groups
     Q, rows, circ, hcs, own_start, own_list, R0 = limits
     target_idx, targets, initial, initial_frames, root, root_from_target = task
+    tol, max_iter = stop.tol, stop.max_iter
+    root_fixed, limb_tops = options
     limited = initial_frames.shape[0] > 0  # frames followed: the limited placement step
     n = parents.shape[0]
     k = target_idx.shape[0]
@@ -429,41 +433,42 @@ def fabrik_tree(tree, groups, limits, task, tol, max_iter, root_fixed, limb_tops
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_tree_frames(tree, groups, limits, target_idx, targets, initial, initial_frames, roots, root_from_target,
-                       tol, max_iter, root_fixed, limb_tops, out, out_frames, iterations, errors, codes, stop_short):
+def fabrik_tree_frames(tree, groups, limits, take, stop, options, stop_short, out):
     """``fabrik_tree`` over a run of frames, each started from the answer (and, with limits, the
     frames) of the frame before.
 
-    targets (F, k, 3): frame f's goals, row t for joint ``target_idx[t]``; roots (F, 3): frame f's
-    fixed root; initial (n, 3) and initial_frames (n, 3, 3) (or (0, 3, 3) without limits): the
-    start of frame 0 (never written). Frame f's answer goes to ``out[f]`` (n, 3) and, with limits,
-    ``out_frames[f]`` (n, 3, 3); its iterations to ``iterations[f]``, its effectors' errors to
-    ``errors[f]`` (k,) and its status to ``codes[f]``.
+    ``take`` a ``TreeTake``: targets (F, k, 3), frame f's goals, row t for joint ``target_idx[t]``;
+    roots (F, 3), frame f's fixed root; initial (n, 3) and initial_frames (n, 3, 3) (or (0, 3, 3)
+    without limits), the start of frame 0 (never written). ``tree``, ``groups``, ``limits``,
+    ``stop`` and ``options`` as for ``fabrik_tree``, the same for every frame. ``out`` a
+    ``TakeOut``: frame f's answer goes to ``out.positions[f]`` (n, 3) and, with limits,
+    ``out.frames[f]`` (n, 3, 3); its iterations to ``out.iterations[f]``, its effectors' errors to
+    ``out.errors[f]`` (k,) and its status to ``out.codes[f]``.
 
     ``stop_short``: also stop after the first frame that ends short of its targets (a status
     other than ``REACHED``), so that the caller can retry it (``turn_search``) before the frames
     after it are solved from its answer.
 
     Returns the number of frames written: F; the index f of the first frame whose status is
-    negative (bad input, ``codes[f]`` says which; nothing written for it); or, with
+    negative (bad input, ``out.codes[f]`` says which; nothing written for it); or, with
     ``stop_short``, f + 1 for the first frame f that ended short (written). One call for a whole
     take saves the per-frame cost of checking inputs and building results in Python.
     """
-    released = np.zeros_like(groups[5])
+    target_idx, targets, initial, initial_frames, roots, root_from_target = take
+    released = np.zeros_like(groups.releasable)
     prev = initial
     prev_frames = initial_frames
     for f in range(targets.shape[0]):
-        p, frames, _, it, err, code = fabrik_tree(tree, groups, limits, (target_idx, targets[f], prev, prev_frames,
-                                                                         roots[f], root_from_target),
-                                                  tol, max_iter, root_fixed, limb_tops, released)
-        codes[f] = code
+        task = TreeTask(target_idx, targets[f], prev, prev_frames, roots[f], root_from_target)
+        p, frames, _, it, err, code = fabrik_tree(tree, groups, limits, task, stop, options, released)
+        out.codes[f] = code
         if code < 0:
             return f
-        out[f] = p
+        out.positions[f] = p
         if frames.shape[0] > 0:
-            out_frames[f] = frames
-        iterations[f] = it
-        errors[f] = err
+            out.frames[f] = frames
+        out.iterations[f] = it
+        out.errors[f] = err
         prev = p
         prev_frames = frames
         if stop_short and code != REACHED:

@@ -3,9 +3,9 @@
 In a BVH skeleton a joint's rotation turns all its children together, so such a joint (a pelvis
 with the thighs and the spine, a chest with the neck and the collars, a palm with the fingers) is
 the centre of a group whose members keep their rest offsets from it
-(``fabrik.model.rig.rigid_groups`` finds them). The groups arrive as the tuple ``groups =
-(group_of, group_start, group_members, group_offsets, in_group, releasable)`` of
-``fabrik.model.rig.Groups``.
+(``fabrik.model.rig.rigid_groups`` finds them). The groups arrive as the record ``groups =
+Groups(group_of, group_start, group_members, group_offsets, in_group, releasable)``
+(``fabrik.kernels.records``).
 
 Members move as one rigid body about their centre: in the forward stage the centre goes to the
 centroid of all its proposals, each targeted member proposing ``member - R o`` (their mean is the

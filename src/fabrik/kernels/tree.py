@@ -1,7 +1,7 @@
 """What every tree kernel shares: the flattened tree, its set-up and the start pose.
 
-A tree arrives flattened in topological order as the tuple ``tree = (parents, lengths,
-rest_dirs, reach, order, subtree_end, position)`` of ``fabrik.model.rig.Tree``: ``parents[i] <
+A tree arrives flattened in topological order as the record ``tree = Tree(parents, lengths,
+rest_dirs, reach, order, subtree_end, position)`` (``fabrik.kernels.records``): ``parents[i] <
 i`` (joint 0 the root, parent -1), ``lengths[i]`` the bone from ``parents[i]`` to ``i`` (0 for
 the root, 0 allowed elsewhere), ``rest_dirs[i]`` a unit vector along that bone at rest (read only
 where two joints coincide), ``reach[i]`` the summed bone lengths from the root to ``i``, and the

@@ -128,7 +128,7 @@ def repair(p, F, parents, lengths, order, position, subtree_end, obs, margin, ra
            scratch):
     """Turn every bone that enters an obstacle or a non-neighbouring bone (module docstring) to
     the nearest clear direction, root outwards, in place (frames ``F`` with them; none when
-    empty). ``groups`` the kernels' group tuple, ``held`` (G,) bool the groups held rigid now;
+    empty). ``groups`` the kernels' ``Groups``, ``held`` (G,) bool the groups held rigid now;
     ``lim`` None, or (Q, rows, circ, hcs, P3, R, d) to keep each turned bone within its limit.
     ``scratch`` = (caps (n, 7), tops (n,) int64, R (3, 3), T (3, 3), saved (3, 3)). Returns True
     when every bone ends clear by ``margin``."""

@@ -6,14 +6,14 @@ they run for every joint of every iteration (array views and calls cost referenc
 array argument; on the CMU skeleton the four hinges make 20 such calls an iteration); the other
 limits take the general path (``fabrik.kernels.constraints``).
 
-Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik``. The
-tables arrive as the tuple ``limits = (Q, rows, circ, hcs, own_start, own_list, R0)`` of
-``fabrik.model.rig.limit_tables``: ``Q[c] = R0[parent(c)]^T A[parent(c)] R0[c]`` (``Rig.limit_Q``,
-A the skeleton's reference rotations, identity by default); ``rows`` (n, w) the packed limit rows
-(``fabrik.kernels.limit_layout.pack_limits``), row j limiting every bone c leaving j in its
-reference frame ``F[j] Q[c]``; ``circ`` and ``hcs`` flag the rows with a closed form
-(circular cones without a twist limit; hinges with their twist held at 0); ``own_start`` /
-``own_list`` the non-zero bones whose reference frame is joint i's frame.
+Frames ``F`` (n, 3, 3) and limits follow ``fabrik.solvers.skeleton_fabrik``. The tables arrive
+as the record ``limits = TreeLimits(Q, rows, circ, hcs, own_start, own_list, R0)``
+(``fabrik.kernels.records``) of ``fabrik.model.rig.limit_tables``: ``Q[c] = R0[parent(c)]^T
+A[parent(c)] R0[c]`` (``Rig.limit_Q``, A the skeleton's reference rotations, identity by default);
+``rows`` (n, w) the packed limit rows (``fabrik.kernels.limit_layout.pack_limits``), row j
+limiting every bone c leaving j in its reference frame ``F[j] Q[c]``; ``circ`` and ``hcs`` flag
+the rows with a closed form (circular cones without a twist limit; hinges with their twist held at
+0); ``own_start`` / ``own_list`` the non-zero bones whose reference frame is joint i's frame.
 
 Forward stage, joint i with a non-zero bone (written out in the loop of
 ``fabrik.kernels.fabrik_tree``): the proposed bone direction gives a candidate frame (the old
@@ -414,7 +414,7 @@ def backward_stage(p, F, parents, lengths, Q, limits, circ, hcs, own_start, own_
     bone's frame is built in place in F[i]; P3 (1, 3, 3), R (3, 3) and d (3,) are scratch.
 
     ``held``: the rigid groups held in this stage, ``(groups, rot, active_members, released,
-    ends, R0, root_free, scratch)`` (``groups`` the kernels' group tuple, ``rot`` each group's
+    ends, R0, root_free, scratch)`` (``groups`` the kernels' ``Groups`` arrays, ``rot`` each group's
     turn, ``ends`` (G, 2) each group's centre and lowest-numbered member, ``R0`` the rest frames,
     ``scratch`` the fit's (src, dst, h, L, T)): the members of a held group that is not released
     are placed together by ``fabrik.kernels.rigid_groups.hold_group`` when the first of them is

@@ -1,7 +1,7 @@
 """CCD and the Jacobian methods on a tree of joints with several end effectors (section 5.2,
 Table 2), with or without joint limits: one iteration driver, compiled.
 
-Inputs are the grouped tuples of ``fabrik.kernels.fabrik_tree`` (``tree``, ``limits``, ``task``);
+Inputs are the records of ``fabrik.kernels.fabrik_tree`` (``Tree``, ``TreeLimits``, ``TreeTask``);
 a solve given frames follows them and keeps every pose within the limits, one given none ((0, 3,
 3) and ``fabrik.model.rig.NO_LIMITS``) turns the bones freely.
 

@@ -4,9 +4,9 @@
 tracker swings (``limb_tops``, past twist bones: ``twist_branches``), the rigid groups BVH
 rotations hold together (``rigid_groups`` and its variants), the joint frames at rest
 (``rest_frames``) and the packed limit tables. The result, a ``Rig``, is cached on the skeleton
-(skeletons are immutable; ``fabrik.model._frozen.cached``) and its tuples go to the kernels as
-they are: ``tree`` (``fabrik.kernels.tree``), ``groups(mode)`` (``fabrik.kernels.rigid_groups``)
-and ``limits`` (``fabrik.kernels.tree_limits``).
+(skeletons are immutable; ``fabrik.model._frozen.cached``) and its records go to the kernels as
+they are (``fabrik.kernels.records``): ``tree`` (a ``Tree``), ``groups(mode)`` (``Groups``,
+``fabrik.kernels.rigid_groups``) and ``limits`` (``TreeLimits``, ``fabrik.kernels.tree_limits``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from fabrik.model._frozen import cached
 from fabrik.model.constraints import orthonormal_frame
 from fabrik.kernels.limit_layout import COL_PARAMS, pack_limits
+from fabrik.kernels.records import Groups, Tree, TreeLimits, long_lived
 
 
 class Rig(NamedTuple):
@@ -40,7 +41,7 @@ class Rig(NamedTuple):
             below the pivot swings; ancestors first.
         held_limb_tops: the limbs swung when the ``rigid_sub_bases=True`` groups are held rigid
             (``held_limb_tops``).
-        kernel_groups: ``rigid_sub_bases`` value -> the group tuple the kernels get
+        kernel_groups: ``rigid_sub_bases`` value -> the ``Groups`` record the kernels get
             (``kernel_groups``).
         rest_frames: (n, 3, 3) the joint frames at rest ``R0`` (``rest_frames``).
         Q: (n, 3, 3) ``R0[parent(c)]^T R0[c]`` (identity for the root and zero-length bones).
@@ -48,8 +49,10 @@ class Rig(NamedTuple):
             parent(c) and A the skeleton's ``limit_reference`` (identity where none: ``Q``).
         own_start, own_list: int64 CSR lists of the non-zero bones whose reference frame is joint
             i's frame (children of i, looking through zero-length children).
-        limits: the limit tuple the kernels get with frames (``limit_tables``; solves without
-            frames get ``NO_LIMITS``).
+        limits: the ``TreeLimits`` record the kernels get with frames (``limit_tables``; solves
+            without frames get ``NO_LIMITS``).
+        tree: the ``Tree`` record of the first seven arrays, which every tree kernel takes (built
+            once here: a record costs a few tenths of a microsecond to build, every call).
     """
 
     parents: np.ndarray
@@ -69,20 +72,16 @@ class Rig(NamedTuple):
     limit_Q: np.ndarray
     own_start: np.ndarray
     own_list: np.ndarray
-    limits: tuple
+    limits: TreeLimits
+    tree: Tree
 
     @property
     def limit_rows(self) -> np.ndarray:
         """(n, w) the packed limit rows (``pack_limits``; zeros where a joint has no limit)."""
-        return self.limits[1]
+        return self.limits.rows
 
-    @property
-    def tree(self) -> tuple:
-        """The tree tuple every tree kernel takes (``fabrik.kernels.tree``)."""
-        return (self.parents, self.lengths, self.rest_dirs, self.reach, self.order, self.subtree_end, self.position)
-
-    def groups(self, rigid_sub_bases) -> tuple:
-        """The group tuple for a ``rigid_sub_bases`` value (``RIGID_MODES``; ValueError otherwise)."""
+    def groups(self, rigid_sub_bases) -> Groups:
+        """The ``Groups`` record for a ``rigid_sub_bases`` value (``RIGID_MODES``; ValueError otherwise)."""
         mode = rigid_mode(rigid_sub_bases)
         found = self.kernel_groups.get(mode) if isinstance(mode, (bool, str)) else None
         if found is None:
@@ -102,8 +101,8 @@ class Rig(NamedTuple):
 
 
 #: What the kernels get for a solve without limits: no limit tables, and no frames.
-NO_LIMITS = (np.zeros((0, 3, 3)), np.zeros((0, COL_PARAMS)), np.zeros((0, 2)), np.zeros((0, 7)), np.zeros(1, dtype=np.int64),
-             np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)))
+NO_LIMITS = long_lived(TreeLimits(np.zeros((0, 3, 3)), np.zeros((0, COL_PARAMS)), np.zeros((0, 2)), np.zeros((0, 7)),
+                                  np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3))))
 NO_FRAMES = np.zeros((0, 3, 3))
 #: What the kernels get when limbs do not swing.
 NO_LIMBS = np.zeros(0, dtype=np.int64)
@@ -370,9 +369,10 @@ def rigid_mode(rigid_sub_bases):
 
 
 def kernel_groups(true_groups: tuple, limbs: tuple, auto: tuple) -> dict:
-    """``{rigid_sub_bases value: the six arrays rigid_group_arrays returns}``. Releasable: every
-    group of ``"limbs"``; of ``"auto"`` those a BVH rotation does not hold rigid (members hung
-    from the centre through zero-length joints only, as a CMU hand's); none of ``True``."""
+    """``{rigid_sub_bases value: its Groups record}``: the five arrays of ``rigid_groups`` and which
+    groups are releasable: every group of ``"limbs"``; of ``"auto"`` those a BVH rotation does not
+    hold rigid (members hung from the centre through zero-length joints only, as a CMU hand's);
+    none of ``True``."""
     def flags(groups, value):
         return np.full(max(groups[1].shape[0] - 1, 1), value, dtype=np.bool_)
 
@@ -381,8 +381,9 @@ def kernel_groups(true_groups: tuple, limbs: tuple, auto: tuple) -> dict:
         for centre in np.flatnonzero(true_groups[0] >= 0):
             if auto[0][centre] >= 0:
                 releasable[auto[0][centre]] = False  # a joint whose bones a BVH rotation turns together
-    return {False: (*_NO_GROUPS, flags(_NO_GROUPS, False)), True: (*true_groups, flags(true_groups, False)),
-            "limbs": (*limbs, flags(limbs, True)), "auto": (*auto, releasable)}
+    return {False: long_lived(Groups(*_NO_GROUPS, flags(_NO_GROUPS, False))),
+            True: long_lived(Groups(*true_groups, flags(true_groups, False))),
+            "limbs": long_lived(Groups(*limbs, flags(limbs, True))), "auto": long_lived(Groups(*auto, releasable))}
 
 
 #: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
@@ -443,10 +444,11 @@ def limit_frames(parents: np.ndarray, lengths: np.ndarray, R0: np.ndarray, Q: np
     return np.ascontiguousarray(out)
 
 
-def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np.ndarray, R0: np.ndarray) -> tuple:
-    """The limit tuple of the kernels, ``(Q, rows, circ, hcs, own_start, own_list, R0)``: ``Q``
-    what each bone's limit is measured from (``Rig.limit_Q``), ``R0`` the rest frames; ``rows`` the
-    packed limits (``pack_limits``), row j for the bones leaving j; ``circ`` (n, 2) (cos, sin) of the
+def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np.ndarray,
+                 R0: np.ndarray) -> TreeLimits:
+    """The kernels' ``TreeLimits(Q, rows, circ, hcs, own_start, own_list, R0)``: ``Q`` what each
+    bone's limit is measured from (``Rig.limit_Q``), ``R0`` the rest frames; ``rows`` the packed
+    limits (``pack_limits``), row j for the bones leaving j; ``circ`` (n, 2) (cos, sin) of the
     half-angle where row j is a circular cone without a twist limit (a closed form), (2, 0)
     elsewhere; ``hcs`` (n, 7) (1, cos lo, sin lo, cos hi, sin hi, lo, hi) where row j is a hinge
     with its twist held at 0 (a closed form), zeros elsewhere. (A skeleton without constraints gets
@@ -460,7 +462,7 @@ def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np
     else:
         circ, hcs = np.zeros((n, 2)), np.zeros((n, 7))
         circ[:, 0] = 2.0
-    return (Q, rows, circ, hcs, own_start, own_list, R0)
+    return long_lived(TreeLimits(Q, rows, circ, hcs, own_start, own_list, R0))
 
 
 def rig(skeleton) -> Rig:
@@ -510,7 +512,8 @@ def _build(skeleton) -> Rig:
     limit_Q = limit_frames(parents, lengths, R0, Q, skeleton.limit_reference)
     return Rig(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
                {name: i for i, name in enumerate(skeleton.names)}, tops, held, kernel_groups(groups, limbs, auto), R0,
-               Q, limit_Q, own_start, own_list, limit_tables(skeleton.constraints, limit_Q, own_start, own_list, R0))
+               Q, limit_Q, own_start, own_list, limit_tables(skeleton.constraints, limit_Q, own_start, own_list, R0),
+               long_lived(Tree(parents, lengths, rest_dirs, reach, order, subtree_end, position)))
 
 
 __all__ = ['Rig', 'rig', 'NO_LIMITS', 'NO_FRAMES', 'NO_LIMBS', 'RIGID_MODES', 'rigid_mode', 'child_lists', 'rigid_groups', 'limb_groups', 'auto_groups', 'twist_branches', 'limb_tops', 'held_limb_tops', 'limb_pivot', 'kernel_groups', 'rest_frames', 'frame_layout', 'limit_frames', 'limit_tables', 'LIMB_SPREAD', 'TWIST_OFF_LINE', 'REST_UP_SWITCH']

@@ -9,13 +9,14 @@ from typing import Mapping
 import numpy as np
 
 from fabrik._validation import check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.records import BatchOut, StartFrames, TreeTask
 from fabrik.kernels.stopping import REACHED
 from fabrik.model.pose_frames import frames_from_pose
 from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES
-from fabrik.solvers.skeleton_fabrik import (METHOD, _check_frames, _kernel_inputs, _root_option, raise_kernel_error,
-                                            target_arrays)
+from fabrik.solvers.skeleton_fabrik import (METHOD, _check_frames, _kernel_inputs, _root_option, _stop,
+                                            raise_kernel_error, target_arrays)
 
 #: The skeleton methods ``solve_batch`` runs: FABRIK, and FABRIK following joint frames (the method
 #: of a skeleton with limits).
@@ -157,8 +158,8 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     if not root_from_target:
         _check_root_targets(skeleton, arrays, idx, goals, roots)
     root_matrix, free_root = _root_option(opts.root_rotation) if with_frames else (None, False)
-    groups, limits, tops, root_fixed = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
-                                                      root_matrix, free_root)
+    groups, limits, kernel_options = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
+                                                    root_matrix, free_root)
     derive = False
     if not with_frames:
         frames_in = NO_FRAMES[None]
@@ -169,7 +170,6 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     else:
         frames_in, derive = NO_FRAMES[None], True
     rm = _NO_ROOT_MATRIX if root_matrix is None else np.ascontiguousarray(root_matrix)
-    frame_rig = (arrays.parents, arrays.lengths, arrays.Q, arrays.own_start, arrays.own_list)
     out_p = np.empty((count, n, 3))
     out_frames = np.empty((count, n if with_frames else 0, 3, 3))
     out_active = np.empty((count, n if with_frames else 0), np.int64)
@@ -186,9 +186,10 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
             s, d = starts, False
             f = np.ascontiguousarray(out_frames[rows]) if with_frames else frames_in
             r = np.ascontiguousarray(starts[:, 0]) if root_from_target else _rows(roots, rows)
-        run_parallel(threads, batch_tree, (arrays.tree, groups, limits, idx, goals[rows], s, f, r, root_from_target,
-                                           tol, rows_cap, root_fixed, tops, d, frame_rig, rm, p, frames, active, it,
-                                           err, code))
+        task = TreeTask(idx, goals[rows], s, f, r, root_from_target)
+        start = StartFrames(d, rm, arrays.parents, arrays.lengths, arrays.Q, arrays.own_start, arrays.own_list)
+        run_parallel(threads, batch_tree, (arrays.tree, groups, limits, task, _stop(tol, rows_cap), kernel_options,
+                                           start, BatchOut(p, frames, active, it, err, code)))
 
     in_slices(launch, [out_p, out_it, out_err, out_code, out_frames, out_active], cap, solver.max_iter_ceiling,
               progress)

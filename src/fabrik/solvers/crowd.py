@@ -17,6 +17,7 @@ import numpy as np
 
 from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, check_max_iter, check_memory, check_tol, real_numbers
+from fabrik.kernels.records import TakeOut, TreeTake
 from fabrik.kernels.stopping import REACHED
 from fabrik.model.pose_frames import frames_from_pose, rest_up
 from fabrik.model.rig import NO_FRAMES, rig
@@ -80,7 +81,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     from fabrik.kernels._cache_guard import announce_compile
     from fabrik.kernels.batch_tree import crowd_tree
     from fabrik.solvers.batch_skeleton import check_frame_rows, per_solve
-    from fabrik.solvers.skeleton_fabrik import (METHOD, _kernel_inputs, _root_option, raise_kernel_error,
+    from fabrik.solvers.skeleton_fabrik import (METHOD, _kernel_inputs, _root_option, _stop, raise_kernel_error,
                                                 solve_skeleton_sequence, target_arrays)
 
     shape = np.shape(next(iter(targets.values())))
@@ -116,8 +117,8 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     tol = check_tol(tol)
     cap = check_max_iter(chosen.skeleton.max_iter if max_iter is None else max_iter)
     root_matrix, free_root = _root_option(opts.root_rotation) if with_frames else (None, False)
-    groups, limits, tops, root_fixed = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
-                                                      root_matrix, free_root)
+    groups, limits, kernel_options = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
+                                                    root_matrix, free_root)
     if not with_frames:
         frames_in = NO_FRAMES[None]
     elif opts.initial_frames is not None:
@@ -135,6 +136,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     errors = np.zeros((count, frames, k))
     codes = np.zeros((count, frames), np.int64)
     done = np.zeros(count, np.int64)
+    stop = _stop(tol, cap)
     announce_compile(crowd_tree)
     from fabrik.solvers.batch import _parallel
 
@@ -142,10 +144,11 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     with progress_bar(progress, count * frames, chosen.name, "frame") as bar:
         for s in range(0, count, step):
             rows = slice(s, min(count, s + step))
-            _parallel(None, crowd_tree, (arrays.tree, groups, limits, idx, paths[rows], _rows(initials, rows),
-                                         _rows(frames_in, rows), _rows(rts, rows), root_from_target, tol, cap,
-                                         root_fixed, tops, turn, out[rows], out_frames[rows], iterations[rows],
-                                         errors[rows], codes[rows], done[rows]))
+            take = TreeTake(idx, paths[rows], _rows(initials, rows), _rows(frames_in, rows), _rows(rts, rows),
+                            root_from_target)
+            done[rows] = _parallel(None, crowd_tree, (arrays.tree, groups, limits, take, stop, kernel_options, turn,
+                                                      TakeOut(out[rows], out_frames[rows], iterations[rows],
+                                                              errors[rows], codes[rows])))
             if bar is not None:
                 bar.update((rows.stop - rows.start) * frames)
     for c in np.flatnonzero(done < frames).tolist():

@@ -82,6 +82,7 @@ import numpy as np
 
 from fabrik._validation import check_max_iter, check_tol
 from fabrik.kernels.fabrik_tree import fabrik_tree, fabrik_tree_frames
+from fabrik.kernels.records import Stop, TakeOut, TreeOptions, TreeTake, TreeTask
 from fabrik.kernels.stopping import REACHED
 from fabrik.kernels.vec import all_finite3
 from fabrik.model.constraints import as_rotation_matrix
@@ -145,16 +146,22 @@ class TrackingOptions:
 
 
 def _kernel_inputs(arrays: Rig, limited: bool, rigid_sub_bases, swing_limbs, root_matrix, free_root):
-    """(groups, limits, limb tops, root_fixed) for ``fabrik_tree``: without limits the groups of
-    ``rigid_sub_bases``; with limits the BVH-rigid groups (``True``) where ``rigid_sub_bases`` is
+    """(``Groups``, ``TreeLimits``, ``TreeOptions``) for ``fabrik_tree``: without limits the groups
+    of ``rigid_sub_bases``; with limits the BVH-rigid groups (``True``) where ``rigid_sub_bases`` is
     True or ``"auto"``, their root group turning the root frame unless ``root_matrix`` holds it."""
     if not limited:
-        return arrays.groups(rigid_sub_bases), NO_LIMITS, arrays.limbs(swing_limbs, rigid_sub_bases), True
+        return (arrays.groups(rigid_sub_bases), NO_LIMITS,
+                TreeOptions(True, arrays.limbs(swing_limbs, rigid_sub_bases)))
     mode = rigid_mode(rigid_sub_bases)
     held = mode is True or mode == "auto"
     groups = arrays.groups(held)
-    root_group = held and groups[0][0] >= 0 and root_matrix is None
-    return groups, arrays.limits, arrays.limbs(swing_limbs, held), not (free_root or root_group)
+    root_group = held and groups.group_of[0] >= 0 and root_matrix is None
+    return groups, arrays.limits, TreeOptions(not (free_root or root_group), arrays.limbs(swing_limbs, held))
+
+
+def _stop(tol: float, max_iter: int) -> Stop:
+    """The ``Stop`` of a tree kernel (points only: no orientation tolerance to read)."""
+    return Stop(tol, 0.0, max_iter)
 
 
 def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, options, with_frames=None,
@@ -190,22 +197,23 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
     """One kernel call without limits on checked inputs, and its ``Solution`` (errors by joint
     name, and as an array in ``extras["effector_error_array"]``; the released groups' centres).
     ``ext``: the kernel's weights, poles and obstacles (``fabrik.solvers.extended``), or None."""
-    groups, limits, tops, _ = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
-    released = np.zeros_like(groups[-1])
-    task = (idx, pos, initial, NO_FRAMES, root, root_from_target)
+    groups, limits, options = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
+    released = np.zeros_like(groups.releasable)
+    task = TreeTask(idx, pos, initial, NO_FRAMES, root, root_from_target)
+    stop = _stop(tol, max_iter)
     if ext is None:
-        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, tol, max_iter, True,
-                                                          tops, released)
+        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released)
     else:
-        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, tol, max_iter, True,
-                                                          tops, released, ext)
+        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released,
+                                                          ext)
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
     names = skeleton.names
     err = errors.tolist()
     return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
                     {names[j]: e for j, e in zip(idx.tolist(), err)},
-                    {"effector_error_array": errors, "released_groups": released_centres(skeleton, groups[0], released)})
+                    {"effector_error_array": errors,
+                     "released_groups": released_centres(skeleton, groups.group_of, released)})
 
 
 def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
@@ -220,16 +228,14 @@ def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_
         frames = frames.copy()
         frames[0] = root_matrix
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-    groups, limits, tops, root_fixed = _kernel_inputs(arrays, True, rigid_sub_bases, swing_limbs, root_matrix,
-                                                      free_root)
+    groups, limits, options = _kernel_inputs(arrays, True, rigid_sub_bases, swing_limbs, root_matrix, free_root)
 
     def attempt(p, F, cap=max_iter):
-        task = (idx, pos, p, F, root, root_from_target)
+        task = TreeTask(idx, pos, p, F, root, root_from_target)
+        stop = _stop(tol, min(cap, max_iter))
         if ext is None:
-            return fabrik_tree(arrays.tree, groups, limits, task, tol, min(cap, max_iter), root_fixed, tops,
-                               np.zeros_like(groups[-1]))
-        return fabrik_tree(arrays.tree, groups, limits, task, tol, min(cap, max_iter), root_fixed, tops,
-                           np.zeros_like(groups[-1]), ext)
+            return fabrik_tree(arrays.tree, groups, limits, task, stop, options, np.zeros_like(groups.releasable))
+        return fabrik_tree(arrays.tree, groups, limits, task, stop, options, np.zeros_like(groups.releasable), ext)
 
     answer = attempt(p0, frames)
     code = answer[5]
@@ -401,8 +407,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     max_iter = check_max_iter(max_iter)
     limited = bool(skeleton.constraints) if with_frames is None else with_frames
     root_matrix, free_root = _root_option(root_rotation) if limited else (None, False)
-    groups, limits, tops, root_fixed = _kernel_inputs(arrays, limited, rigid_sub_bases, swing_limbs, root_matrix,
-                                                      free_root)
+    groups, limits, options = _kernel_inputs(arrays, limited, rigid_sub_bases, swing_limbs, root_matrix, free_root)
     F0 = NO_FRAMES
     if limited:
         F0 = frames_from_pose(skeleton, p0) if initial_frames is None else _check_frames(initial_frames, n).copy()
@@ -418,15 +423,16 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     codes = np.zeros(frames, dtype=np.int64)
     prev, prev_frames = p0, F0
     step = frames if progress is None else max(1, int(chunk) if chunk else frames // 100)
-    one = (np.empty((1, n, 3)), np.empty((1, n, 3, 3)), np.zeros(1, dtype=np.int64), np.zeros((1, k)),
-           np.zeros(1, dtype=np.int64))  # a turned attempt's answer
+    one = TakeOut(np.empty((1, n, 3)), np.empty((1, n, 3, 3)), np.zeros(1, dtype=np.int64), np.zeros((1, k)),
+                  np.zeros(1, dtype=np.int64))  # a turned attempt's answer
+    run_stop = _stop(tol, max_iter)
     start = 0
     while start < frames:
         stop = min(frames, start + step)
-        done = fabrik_tree_frames(arrays.tree, groups, limits, idx, pos[start:stop], prev, prev_frames,
-                                  rts[start:stop], root_from_target, tol, max_iter, root_fixed, tops, out[start:stop],
-                                  out_frames[start:stop] if limited else NO_FRAMES, iterations[start:stop],
-                                  errors[start:stop], codes[start:stop], up is not None)
+        take = TreeTake(idx, pos[start:stop], prev, prev_frames, rts[start:stop], root_from_target)
+        written = TakeOut(out[start:stop], out_frames[start:stop] if limited else NO_FRAMES, iterations[start:stop],
+                          errors[start:stop], codes[start:stop])
+        done = fabrik_tree_frames(arrays.tree, groups, limits, take, run_stop, options, up is not None, written)
         if done < stop - start and codes[start + done] < 0:  # (a frame not yet written has code 0)
             raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
         end = start + done
@@ -437,9 +443,11 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
 
             def attempt(p, F, cap=max_iter, f=f):
                 # the run's own kernel (no second compiled signature to load on the first retry)
-                fabrik_tree_frames(arrays.tree, groups, limits, idx, pos[f:f + 1], p, F, rts[f:f + 1],
-                                   root_from_target, tol, min(cap, max_iter), root_fixed, tops, *one, False)
-                return one[0][0].copy(), one[1][0].copy(), None, int(one[2][0]), one[3][0].copy(), int(one[4][0])
+                fabrik_tree_frames(arrays.tree, groups, limits,
+                                   TreeTake(idx, pos[f:f + 1], p, F, rts[f:f + 1], root_from_target),
+                                   _stop(tol, min(cap, max_iter)), options, False, one)
+                return (one.positions[0].copy(), one.frames[0].copy(), None, int(one.iterations[0]),
+                        one.errors[0].copy(), int(one.codes[0]))
 
             # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
             first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(), int(codes[f]))

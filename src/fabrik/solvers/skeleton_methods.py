@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fabrik.kernels.records import TreeTask
 from fabrik.kernels.tree_limits import refresh_active
 from fabrik.kernels.tree_methods import CCD, DLS, SVD_DLS, TRANSPOSE, tree_method
 from fabrik.model.constraints import as_rotation_matrix
@@ -63,7 +64,7 @@ def _run(method, skeleton, targets, initial, root, tol, max_iter, options) -> So
     arrays, indices, positions, names, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     code = CODES.get(method, CCD)
     settings_ = NO_SETTINGS if code == CCD else kernel_settings(options, arrays.lengths)
-    task = (indices, positions, _writable(initial, np.float64), NO_FRAMES, root, root_from_target)
+    task = TreeTask(indices, positions, _writable(initial, np.float64), NO_FRAMES, root, root_from_target)
     out, _, _, iterations, errors, status = tree_method(arrays.tree, NO_LIMITS, task, float(tol), int(max_iter), code,
                                                         settings_)
     return _solution(method, names, out, iterations, errors, status, skeleton, indices)
@@ -149,9 +150,9 @@ def _start_frames(skeleton, initial, frames, root_rotation) -> np.ndarray:
 def _run_limited(name, code, skeleton, idx, pos, p0, frames, root, root_from_target, tol, max_iter, options) -> Solution:
     arrays = rig(skeleton)
     settings_ = NO_SETTINGS if code == CCD else kernel_settings(options, arrays.lengths)
-    out, F, row_active, iterations, errors, status = tree_method(
-        arrays.tree, arrays.limits, (idx, pos, p0, frames, root, root_from_target), float(tol), int(max_iter), code,
-        settings_)
+    task = TreeTask(idx, pos, p0, frames, root, root_from_target)
+    out, F, row_active, iterations, errors, status = tree_method(arrays.tree, arrays.limits, task, float(tol),
+                                                                 int(max_iter), code, settings_)
     if status < 0:
         raise_kernel_error(status, skeleton, idx)
     refresh_active(F, arrays.parents, arrays.lengths, arrays.limit_Q, arrays.limit_rows, row_active)
