@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
 	@$(STAGE) "installing fabrik and the packages it needs" "about 2 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
-	@$(STAGE) "compiling the numba kernels the demo and the commands use" "3-6 minutes on 2 cores" -- $(BIN)/python -m fabrik.cli.warmup
+	@$(STAGE) "compiling the numba kernels" "3-6 minutes on 2 cores" -- $(BIN)/python -m fabrik.cli.warmup --all
 	touch $(STAMP)
 	@echo "installed. To call fabrik by name: . $(VENV)/bin/activate   (or run $(BIN)/fabrik)"
 

@@ -1,6 +1,6 @@
 """Compile the numba kernels now, not on first use: ``python -m fabrik.cli.warmup [--all]``
-(``make install`` runs it without ``--all``, so that ``make demo``, ``fabrik reconstruct`` and
-``fabrik render`` start warm).
+(``make install`` runs it with ``--all``, so that ``make demo``, ``make test`` and the commands
+start warm; without it, only the demo's, ``fabrik reconstruct``'s and ``fabrik render``'s).
 
 Each kernel compiles the first time it is called on this machine and numba caches it on disk
 (beside the sources), so later processes load it in a fraction of a second. Each
