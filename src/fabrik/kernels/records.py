@@ -8,17 +8,11 @@ build the records; the kernels read them. Arrays inside a record follow the kern
 Grouped by the models they serve; every record's fields are listed with their shapes and units in
 the comment above it.
 
-Numba types every argument of every call from Python; a tuple goes through its Python-level typing
-field by field, which costs about a microsecond a record. ``_typeof_record`` (registered for every
-record class below) keeps the type it found for each combination of field kinds (array dtype,
-dimensions, layout, writeability, alignment; scalar type) and hands it back on the next call, which
-saves about a third of that; a record holding anything else is typed by numba as usual.
+A record crosses the Python boundary more slowly than the same arrays passed loose (about a
+microsecond more per record with numba 0.68), so the entry points called once per solve take few.
 """
 
 from collections import namedtuple
-
-import numpy as np
-from numba.core.typing.typeof import _typeof_tuple, typeof_impl
 
 # --- shared -------------------------------------------------------------------------------------
 
@@ -212,63 +206,3 @@ TakeOut = namedtuple("TakeOut", "positions frames iterations errors codes")
 #: boundary), else (N, 0, 3, 3) and (N, 0); ``iterations`` (N,) int64; ``errors`` (N, k) (model
 #: units); ``codes`` (N,) int64 statuses as in ``TakeOut``.
 BatchOut = namedtuple("BatchOut", "positions frames active iterations errors codes")
-# --- fast typing of the records at the Python boundary ------------------------------------------
-
-_SCALAR_KINDS = frozenset((float, bool, np.float64, np.int64, np.bool_, type(None)))
-_KNOWN_TYPES: dict = {}
-_NDARRAY = np.ndarray
-
-
-#: Records kept for many calls (``long_lived``): id -> (record, purpose, numba type or None).
-_LONG_LIVED: dict = {}
-#: At most this many long-lived records are remembered (the oldest forgotten first).
-LONG_LIVED_MAX = 1024
-
-
-def long_lived(record):
-    """Mark ``record`` as kept for many calls (a model's arrays, built once and cached with the
-    model; never mutated): its numba type is then found by identity, without reading its fields.
-    Returns ``record``."""
-    if len(_LONG_LIVED) >= LONG_LIVED_MAX:
-        _LONG_LIVED.pop(next(iter(_LONG_LIVED)))
-    _LONG_LIVED[id(record)] = (record, None, None)
-    return record
-
-
-def _typeof_record(value, context):
-    """numba's type of a record (``_typeof_tuple``'s): by identity for a ``long_lived`` record,
-    else remembered per combination of field kinds (an array's dtype, dimensions and flags:
-    layout, writeability, alignment; a scalar's type; an int's sign range, as numba types ints
-    beyond int64 unsigned); a record holding anything else is typed in full every time."""
-    kept = _LONG_LIVED.get(id(value))
-    if kept is not None and kept[0] is value:
-        if kept[1] is context.purpose:
-            return kept[2]
-        found = _typeof_fields(value, context)
-        _LONG_LIVED[id(value)] = (value, context.purpose, found)
-        return found
-    return _typeof_fields(value, context)
-
-
-def _typeof_fields(value, context):
-    key = [type(value), context.purpose]
-    for field in value:
-        kind = type(field)
-        if kind is _NDARRAY:
-            key.append((field.dtype.num, field.ndim, field.flags.num))
-        elif kind is int:
-            key.append(-2**63 <= field < 2**63)
-        elif kind in _SCALAR_KINDS:
-            key.append(kind)
-        else:
-            return _typeof_tuple(value, context)
-    key = tuple(key)
-    found = _KNOWN_TYPES.get(key)
-    if found is None:
-        found = _KNOWN_TYPES[key] = _typeof_tuple(value, context)
-    return found
-
-
-for _record in [v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, tuple)
-                and hasattr(v, "_fields")]:
-    typeof_impl.register(_record)(_typeof_record)

@@ -19,7 +19,7 @@ import numpy as np
 from fabrik.model._frozen import cached
 from fabrik.model.constraints import orthonormal_frame
 from fabrik.kernels.limit_layout import COL_PARAMS, pack_limits
-from fabrik.kernels.records import Groups, Tree, TreeLimits, long_lived
+from fabrik.kernels.records import Groups, Tree, TreeLimits
 
 
 class Rig(NamedTuple):
@@ -101,8 +101,8 @@ class Rig(NamedTuple):
 
 
 #: What the kernels get for a solve without limits: no limit tables, and no frames.
-NO_LIMITS = long_lived(TreeLimits(np.zeros((0, 3, 3)), np.zeros((0, COL_PARAMS)), np.zeros((0, 2)), np.zeros((0, 7)),
-                                  np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3))))
+NO_LIMITS = TreeLimits(np.zeros((0, 3, 3)), np.zeros((0, COL_PARAMS)), np.zeros((0, 2)), np.zeros((0, 7)),
+                       np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)))
 NO_FRAMES = np.zeros((0, 3, 3))
 #: What the kernels get when limbs do not swing.
 NO_LIMBS = np.zeros(0, dtype=np.int64)
@@ -381,9 +381,9 @@ def kernel_groups(true_groups: tuple, limbs: tuple, auto: tuple) -> dict:
         for centre in np.flatnonzero(true_groups[0] >= 0):
             if auto[0][centre] >= 0:
                 releasable[auto[0][centre]] = False  # a joint whose bones a BVH rotation turns together
-    return {False: long_lived(Groups(*_NO_GROUPS, flags(_NO_GROUPS, False))),
-            True: long_lived(Groups(*true_groups, flags(true_groups, False))),
-            "limbs": long_lived(Groups(*limbs, flags(limbs, True))), "auto": long_lived(Groups(*auto, releasable))}
+    return {False: Groups(*_NO_GROUPS, flags(_NO_GROUPS, False)),
+            True: Groups(*true_groups, flags(true_groups, False)),
+            "limbs": Groups(*limbs, flags(limbs, True)), "auto": Groups(*auto, releasable)}
 
 
 #: A bone within this angle (radians) of the world Z axis takes world +Y as its rest up hint.
@@ -462,7 +462,7 @@ def limit_tables(constraints, Q: np.ndarray, own_start: np.ndarray, own_list: np
     else:
         circ, hcs = np.zeros((n, 2)), np.zeros((n, 7))
         circ[:, 0] = 2.0
-    return long_lived(TreeLimits(Q, rows, circ, hcs, own_start, own_list, R0))
+    return TreeLimits(Q, rows, circ, hcs, own_start, own_list, R0)
 
 
 def rig(skeleton) -> Rig:
@@ -513,7 +513,7 @@ def _build(skeleton) -> Rig:
     return Rig(parents, lengths, rest_dirs, reach, order, subtree_end, position, rest,
                {name: i for i, name in enumerate(skeleton.names)}, tops, held, kernel_groups(groups, limbs, auto), R0,
                Q, limit_Q, own_start, own_list, limit_tables(skeleton.constraints, limit_Q, own_start, own_list, R0),
-               long_lived(Tree(parents, lengths, rest_dirs, reach, order, subtree_end, position)))
+               Tree(parents, lengths, rest_dirs, reach, order, subtree_end, position))
 
 
 __all__ = ['Rig', 'rig', 'NO_LIMITS', 'NO_FRAMES', 'NO_LIMBS', 'RIGID_MODES', 'rigid_mode', 'child_lists', 'rigid_groups', 'limb_groups', 'auto_groups', 'twist_branches', 'limb_tops', 'held_limb_tops', 'limb_pivot', 'kernel_groups', 'rest_frames', 'frame_layout', 'limit_frames', 'limit_tables', 'LIMB_SPREAD', 'TWIST_OFF_LINE', 'REST_UP_SWITCH']

@@ -39,7 +39,7 @@ from fabrik.kernels.arm import pose_error
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
 from fabrik.kernels.arm_methods import _jacobian as jacobian
 from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
-from fabrik.kernels.records import ArmModel, ArmSettings, ArmTask, Stop, long_lived
+from fabrik.kernels.records import ArmModel, ArmSettings, ArmTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
 from fabrik.model.arm import forward
@@ -163,7 +163,7 @@ def arm_shape(arm) -> ArmShape:
 
 def arm_model(arm) -> ArmModel:
     """The arm as the arm kernels read it (``fabrik.kernels.records.ArmModel``; cached per arm)."""
-    return cached(arm, "arm_model", lambda: long_lived(ArmModel(*arm._kernel, arm._kernel_lower, arm._kernel_upper)))
+    return cached(arm, "arm_model", lambda: ArmModel(*arm._kernel, arm._kernel_lower, arm._kernel_upper))
 
 
 def arm_angles(arm, elbow, wrist, tip_rotation, previous=None) -> np.ndarray:

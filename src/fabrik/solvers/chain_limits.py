@@ -27,7 +27,7 @@ import numpy as np
 
 from fabrik._validation import check_tol
 from fabrik.kernels.limit_layout import pack_limits
-from fabrik.kernels.records import ChainLimits, long_lived
+from fabrik.kernels.records import ChainLimits
 from fabrik.limits.base import joint_violation
 from fabrik.model.constraints import root_frame
 from fabrik.solvers.result import STATUSES, ConstrainedExtras, Solution
@@ -64,7 +64,7 @@ def kernel_limits(chain) -> ChainLimits:
     if hit is None:
         planar = chain.dim == 2
         limits = np.ascontiguousarray(pack_limits(chain.constraints, chain.n_joints, planar=planar))
-        hit = long_lived(ChainLimits(limits, np.ascontiguousarray(root_frame(chain)), planar))
+        hit = ChainLimits(limits, np.ascontiguousarray(root_frame(chain)), planar)
         _PREPARED[chain] = hit
     return hit
 
