@@ -10,14 +10,14 @@ STAGE := $(PYTHON) src/fabrik/_progress.py
 
 install: $(STAMP)
 
-# about 8 minutes once on a busy 2-core machine: the packages (2 minutes), then the numba kernels
-# compiled and cached (5.6 minutes at a load average of 6)
+# about 7 minutes once on a quiet 2-core machine: the packages (under a minute with pip's cache),
+# then every numba kernel compiled and cached (6.1 minutes); make test then takes about 6 minutes
 $(STAMP): pyproject.toml
-	@echo "make install: .venv with fabrik and its extras from PyPI (about 2 minutes), then the numba kernels compiled once (3-6 minutes on 2 cores)"
+	@echo "make install: .venv with fabrik and its extras from PyPI (about 2 minutes), then the numba kernels compiled once (about 6 minutes on 2 cores)"
 	@$(STAGE) "creating the virtual environment .venv" "" -- $(PYTHON) -m venv $(VENV)
 	@$(STAGE) "installing pip" "" -- $(BIN)/python -m pip install --quiet --upgrade pip
 	@$(STAGE) "installing fabrik and the packages it needs" "about 2 minutes" -- $(BIN)/python -m pip install --quiet -e ".[test,bench,view]"
-	@$(STAGE) "compiling the numba kernels" "3-6 minutes on 2 cores" -- $(BIN)/python -m fabrik.cli.warmup --all
+	@$(STAGE) "compiling the numba kernels" "about 6 minutes on 2 cores" -- $(BIN)/python -m fabrik.cli.warmup --all
 	touch $(STAMP)
 	@echo "installed. To call fabrik by name: . $(VENV)/bin/activate   (or run $(BIN)/fabrik)"
 
