@@ -164,6 +164,13 @@ def settings(options, mean_bone: float) -> tuple[float, float, float, float]:
     return damping, step, float(options.max_angle_step), 0.0 if alpha is None else float(alpha)
 
 
+def _rotation_method(mode: int, options, chain) -> RotationMethod:
+    """The kernels' ``RotationMethod`` for a chain: ``mode`` and ``settings`` at the chain's mean
+    bone length."""
+    lengths = chain.bone_lengths
+    return RotationMethod(mode, *settings(options, float(lengths.mean()) if lengths.size else 0.0))
+
+
 def mean_bone_length(lengths) -> float:
     """The mean of the non-zero ``lengths`` (0 when there is none)."""
     bones = lengths[lengths > 0]
@@ -172,8 +179,7 @@ def mean_bone_length(lengths) -> float:
 
 def _make(name: str, mode: int):
     def solve_jacobian_chain(chain, target, rotation, initial, root, tol, max_iter, options) -> Solution:
-        method = RotationMethod(mode, *settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
-                                                 else 0.0))
+        method = _rotation_method(mode, options, chain)
         positions, iterations, error, code = jacobian_chain(ChainTask(initial, target, root), chain._kernel_lengths,
                                                             Stop(tol, 0.0, max_iter), method)
         return Solution(positions, iterations, error, STATUSES[code], name)
@@ -193,8 +199,7 @@ for _base, _mode in MODES.items():
 
 def _make_limited(name: str, mode: int):
     def solve_jacobian_constrained(chain, target, rotation, initial, root, tol, max_iter, options):
-        method = RotationMethod(mode, *settings(options, float(chain.bone_lengths.mean()) if chain.bone_lengths.size
-                                                 else 0.0))
+        method = _rotation_method(mode, options, chain)
         limits = kernel_limits(chain)
         result = jacobian_constrained(ChainTask(initial, target, root), chain._kernel_lengths, limits,
                                       Stop(tol, 0.0, max_iter), method)
