@@ -139,7 +139,7 @@ def test_cli_option_message(tmp_path, capsys):
 
 
 def test_cli_out_creates_only_the_last_folder_level(tmp_path):
-    from fabrik.cli._common import prepare_output
+    from fabrik._output import prepare_output
 
     prepare_output(tmp_path / "new" / "rec.bvh", "--out")
     assert (tmp_path / "new").is_dir()

@@ -25,7 +25,7 @@ from fabrik.io import _bvh_motion
 from fabrik.io._bvh_common import printed_digits
 from fabrik.io.bvh import _parse_head, load_bvh, loads_bvh, save_bvh
 from fabrik.mocap import prepare_take, reconstruct_take
-from fabrik.mocap.takes import PRINT_MARGIN
+from fabrik.io.rounding import PRINT_MARGIN
 from fabrik.model.motion import PrintedPrecision
 from fabrik_experiments.blender_style import write_blender_style
 from fabrik_experiments.sample_motion import sample_walk

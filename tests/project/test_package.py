@@ -70,3 +70,53 @@ def test_the_library_stands_apart_from_its_experiments_and_has_one_module_per_me
                        if re.search(r"^\s*(from|import) fabrik_experiments", p.read_text(), re.M))
     assert importers and all(p.startswith("cli/") for p in importers), importers
     assert sorted(p.name for p in (src / "solvers").glob("*_constrained.py")) == []
+
+
+#: The layers of ``src/fabrik``, lowest first: a module may import its own layer and those below
+#: it, never one above (the README's Layout). Top-level modules are placed by what they hold.
+LAYERS = (
+    ("_validation", "_progress", "_lazy", "_output"),  # checks and plumbing, no fabrik imports
+    ("kernels",),  # compiled arithmetic on arrays
+    ("limits",),  # one class per limit type, packed for the kernels
+    ("model", "models", "obstacles"),  # chains, skeletons, arms, rigs, obstacle shapes
+    ("solvers", "loops", "io"),  # every method behind fabrik.solve; file formats
+    ("mocap", "constraints"),  # takes: prepare, reconstruct, write
+    ("viz",),  # plots, animations, the viewer
+    ("cli", "__init__", "__main__"),
+)
+
+
+def _imports(path):
+    """The ``fabrik.X`` first components every import statement of ``path`` names (function-level
+    imports included), with their line numbers."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "fabrik" and len(parts) > 1:
+                yield parts[1], node.lineno
+
+
+def test_every_import_points_down_the_layers():
+    # issue 39, item 4: each stage calls only downward (viz once imported the CLI, io the mocap layer)
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src" / "fabrik"
+    rank = {name: k for k, names in enumerate(LAYERS) for name in names}
+    placed = {p.name.removesuffix(".py") for p in src.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert placed - set(rank) == set(), f"place these in LAYERS: {sorted(placed - set(rank))}"
+    upward = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        own = rel.parts[0].removesuffix(".py")
+        for target, line in _imports(path):
+            if rank.get(target, -1) > rank[own]:
+                upward.append(f"{rel}:{line} imports fabrik.{target}")
+    assert upward == [], "imports pointing up a layer:\n" + "\n".join(upward)

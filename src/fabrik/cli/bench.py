@@ -22,7 +22,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fabrik.cli._common import check_count, parse_methods, prepare_output, show_progress, write_json
+from fabrik._output import prepare_output
+from fabrik.cli._common import check_count, parse_methods, show_progress, write_json
 from fabrik.io.formats import FILE_KINDS
 
 

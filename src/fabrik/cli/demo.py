@@ -18,7 +18,8 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fabrik import solve
-    from fabrik.cli._common import check_count, prepare_output, show_progress, write_json
+    from fabrik._output import prepare_output
+    from fabrik.cli._common import check_count, show_progress, write_json
     from fabrik_experiments.table1 import TABLE_LEGEND, benchmark_chain, format_table, make_targets, run_table1
     from fabrik.viz.chains import plot_chain_solutions
 

@@ -24,7 +24,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fabrik.cli._common import parse_method_options, parse_methods, prepare_output, show_progress, write_json
+from fabrik._output import prepare_output
+from fabrik.cli._common import parse_method_options, parse_methods, show_progress, write_json
 from fabrik.io.formats import FILE_KINDS, SUFFIXES, motion_format
 
 

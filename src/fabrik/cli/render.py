@@ -1,5 +1,5 @@
 """``fabrik render``: animations without a browser (``fabrik.viz.render``); the output rule of
-every ``--out`` (``fabrik.cli._common.prepare_output``).
+every ``--out`` (``fabrik._output.prepare_output``).
 
 - ``fabrik render take FILE.bvh|FILE.npz --out walk.gif|mp4 [--method M] [--limits] [--frames A:B:C] [--fps F]``
 - ``fabrik render passes --out passes.gif [--joints N] [--target X,Y,Z] [--iterations K]``

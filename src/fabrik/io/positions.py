@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from fabrik._validation import MAX_COORDINATE
+from fabrik.io.rounding import FLOAT32_ROUNDING, PRINT_MARGIN
 from fabrik.model.motion import Motion, rotations_from_positions
 from fabrik.model.skeleton import Skeleton
 
@@ -79,8 +80,6 @@ def distance_tolerance(dtype, extent: float) -> tuple[float, float]:
     ``fabrik.mocap.prepare_take`` allows for BVH position channels.
 
     Returns ``(c, PRINT_MARGIN * 2 * e)``."""
-    from fabrik.mocap.takes import FLOAT32_ROUNDING, PRINT_MARGIN
-
     dtype = np.dtype(dtype)
     relative = float(np.finfo(dtype).eps) / 2.0 if dtype.kind == "f" else 0.0
     c = max(relative, FLOAT32_ROUNDING) * float(extent)

@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fabrik.io.rounding import FLOAT32_ROUNDING, PRINT_MARGIN
 from fabrik.model.motion import ZERO_BONE, Motion
 from fabrik.model.skeleton import Skeleton
 from fabrik.model.constraints import Twist
@@ -39,14 +40,6 @@ _FREE_TWIST = Twist(-np.pi, np.pi)
 #: by less than this fraction of the body's size count as constant (1e-5 of the height is 17
 #: micrometres on an adult).
 CONSTANT_TRANSLATION = 1e-5
-#: Position channels of a motion read from a file are a fixed bone while they vary by at most this
-#: many times the rounding their printed digits and the file's coordinates allow
-#: (``_fixed_bone_tolerances``).
-PRINT_MARGIN = 4.0
-#: Single precision's relative rounding (half its spacing, 2**-24): exporters compute the
-#: translations they print in float32, so a file's coordinates are taken as rounded by at least
-#: this fraction of their size, however many digits they are printed with.
-FLOAT32_ROUNDING = 2.0 ** -24
 
 
 def _zero_tol(skeleton: Skeleton) -> float:
@@ -621,4 +614,4 @@ def resolve_constraints(skeleton: Skeleton, spec, *, pose=None) -> tuple[dict, l
 
 __all__ = ["Take", "prepare_take", "take_limits", "fit_limits_to_pose", "default_effectors", "coincident_groups",
            "evaluated_joints", "effector_indices", "check_positions", "parse_frames", "resolve_constraints",
-           "CONSTANT_TRANSLATION", "PRINT_MARGIN", "FLOAT32_ROUNDING"]
+           "CONSTANT_TRANSLATION"]

@@ -55,8 +55,8 @@ class Animation(NamedTuple):
 def check_out(out) -> Path:
     """The output path, checked before any work: a ``.gif`` or ``.mp4`` file name (``.mp4`` only
     with ffmpeg on the PATH) in a folder that exists or is the only one missing (the ``fabrik``
-    command's rule for every output, ``fabrik.cli._common.prepare_output``)."""
-    from fabrik.cli._common import prepare_output
+    command's rule for every output, ``fabrik._output.prepare_output``)."""
+    from fabrik._output import prepare_output
 
     path = Path(out)
     if path.is_dir():
