@@ -47,8 +47,9 @@ FLAT = 1e-9
 BENT = 1e-3
 
 
-# Allocation: a solve allocates two scratch arrays (``srs_solve``); 3-vectors are tuples (kept in
-# registers), 3 x 3 matrices are written into views of the scratch. The caller passes the arrays the answer goes into: a numba function that returns arrays
+# Allocation: a solve allocates five scratch arrays (``srs_solve`` one, ``srs_start`` two, ``srs_finish`` two);
+# 3-vectors are tuples (kept in registers), 3 x 3 matrices are written into views of the scratch.
+# The caller passes the arrays the answer goes into: a numba function that returns arrays
 # unpickles the array type once per returned array on every call.
 
 
@@ -290,6 +291,9 @@ def _hinge_range(pts, root, lengths, lo_gap, hi_gap):
         pts[2, c] = pts[1, c] + l2 * f[c]
 
 
+#: The size of ``srs_start``'s array.
+START_SIZE = 25
+
 #: The 3 x 3 scratch matrices of one solve (``srs_solve``): 0-1 forward kinematics, 2-3 the
 #: hand's turn (position targets), 6-23 ``_angles``.
 _N_MATS = 24
@@ -319,8 +323,54 @@ def _unpack(pack):
 
 
 @njit(cache=True)
+def srs_start(pack, q_prev, oriented, positions, frames, start):
+    """What ``srs_solve`` reads of its start angles ``q_prev`` (7,), which depends on nothing else,
+    written to ``start`` (``START_SIZE``,) (layout: ``_start_parts``): the shoulder, elbow, wrist
+    centre and tip points and the elbow axis of the start pose, the tip frame, and, for an
+    ``oriented`` target, the elbow's flex side (``_flex_sense``). ``positions`` (8, 3) and
+    ``frames`` (8, 3, 3) are scratch. A batch whose targets share a start computes it once
+    (``fabrik.kernels.batch_arm``)."""
+    axes, origins, tip, lower, upper, wrist_in_tip, gaps = _unpack(pack)
+    mats = np.empty((2, 3, 3))
+    vecs = np.empty(10)
+    rot, turn = mats[0], mats[1]
+    trans, probe = vecs[0:3], vecs[3:10]
+    _forward_into(axes, origins, tip, _REVOLUTE7, q_prev, positions, frames, rot, turn, trans)
+    hinge = _mv3(frames[3], axes[3])
+    for c in range(3):
+        # shoulder, elbow, wrist centre and tip before the solve, then the elbow axis
+        start[c], start[3 + c], start[6 + c], start[9 + c] = (positions[0, c], positions[3, c], positions[4, c],
+                                                              positions[7, c])
+        start[12 + c] = hinge[c]
+        for r in range(3):
+            start[15 + 3 * c + r] = frames[7, c, r]
+    start[24] = 0.0
+    if oriented:
+        start[24] = _flex_sense(axes, origins, tip, lower, upper, q_prev, probe, positions, frames, rot, turn, trans)
+
+
+@njit(cache=True, inline="always")
+def _start_parts(start):
+    """``srs_start``'s array as (shoulder, elbow, wrist, tip, hinge) 3-tuples, the tip frame (3, 3)
+    view and the flex side."""
+    return ((start[0], start[1], start[2]), (start[3], start[4], start[5]), (start[6], start[7], start[8]),
+            (start[9], start[10], start[11]), (start[12], start[13], start[14]), start[15:24].reshape((3, 3)),
+            start[24])
+
+
+@njit(cache=True)
 def srs_solve(pack, task, stop, q, positions, frames, pole=None):
-    """Solve a 7-joint S-R-S arm for a tip target (module docstring).
+    """Solve a 7-joint S-R-S arm for a tip target (module docstring): ``srs_finish`` from
+    ``srs_start`` of ``task.start``. Arguments and result as ``srs_finish``'s."""
+    start = np.empty(START_SIZE)
+    srs_start(pack, task.start, task.oriented, positions, frames, start)
+    return srs_finish(pack, start, task, stop, q, positions, frames, pole)
+
+
+@njit(cache=True)
+def srs_finish(pack, start, task, stop, q, positions, frames, pole=None):
+    """Solve a 7-joint S-R-S arm for a tip target (module docstring) from ``start`` (``srs_start``'s
+    array for ``task.start``).
 
     ``pack``: the arm (``srs_pack``), with ``wrist_in_tip`` (3,) the wrist centre in tip
     coordinates and ``gaps`` (2,) the range of the shoulder-wrist distance the elbow's limits
@@ -342,17 +392,12 @@ def srs_solve(pack, task, stop, q, positions, frames, pole=None):
     vecs = np.empty((4, 7))
     rot, turn = mats[0], mats[1]
     trans = vecs[3, 0:3]
-    _forward_into(axes, origins, tip, _REVOLUTE7, q_prev, positions, frames, rot, turn, trans)
-    S, E0 = _vec(positions[0]), _vec(positions[3])  # shoulder, elbow,
-    W0, T0 = _vec(positions[4]), _vec(positions[m])  # wrist centre and tip before the solve
+    S, E0, W0, T0, hinge_prev, tip_frame, sense = _start_parts(start)
     l1 = _norm(_sub(E0, S))
     l2 = _norm(_sub(W0, E0))
     l3 = _norm(_sub(T0, W0))
-
-    hinge_prev = _mv3(frames[3], axes[3])
     if oriented:
         goal = _add(target_p, _mv3(target_R, wrist_in_tip))
-        sense = _flex_sense(axes, origins, tip, lower, upper, q_prev, vecs[2], positions, frames, rot, turn, trans)
         E, W = _elbow_on_circle(S, E0, goal, l1, l2, gaps[0], gaps[1], hinge_prev, sense)
         if pole is not None:
             E = _elbow_to_pole(S, E, W, pole)
@@ -360,9 +405,9 @@ def srs_solve(pack, task, stop, q, positions, frames, pole=None):
         R_tip = target_R
     else:
         # the chain S-E-W-T in the rows 0-3 of positions (scratch until the answer's pose)
-        pts = positions[0:4]  # row 0 is S already
+        pts = positions[0:4]
         for c in range(3):
-            pts[1, c], pts[2, c], pts[3, c] = E0[c], W0[c], T0[c]
+            pts[0, c], pts[1, c], pts[2, c], pts[3, c] = S[c], E0[c], W0[c], T0[c]
         lengths = vecs[3, 3:6]
         lengths[0], lengths[1], lengths[2] = l1, l2, l3
         goal = _vec(target_p)
@@ -375,7 +420,7 @@ def srs_solve(pack, task, stop, q, positions, frames, pole=None):
         new = _div(_sub(pts[3], W), l3)
         rotation_between(mats[2], old[0], old[1], old[2], new[0], new[1], new[2])
         R_tip = mats[3]
-        mm_to(mats[2], frames[m], R_tip)
+        mm_to(mats[2], tip_frame, R_tip)
 
     _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev, scale, q, mats, vecs)
     for k in range(m):  # on the limits exactly, never a rounding past them

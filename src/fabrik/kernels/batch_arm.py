@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from fabrik.kernels.arm import rotation_defect, transform_defect
-from fabrik.kernels.arm_ik import srs_solve
+from fabrik.kernels.arm_ik import START_SIZE, srs_finish, srs_start
 from fabrik.kernels.arm_methods import CCD, DLS, FABRIK, ccd_arm, dls_arm, fabrik_arm
 from fabrik.kernels.records import ArmSettings, ArmTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
@@ -33,23 +33,37 @@ from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABL
 # issue 5872): each batch loop hands its target to a function of its own, which writes the answer.
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy")
 def batch_srs(pack, tasks, stop, out):
     """``srs_solve`` on the arm ``pack`` for every target of ``tasks`` (``ArmTasks``: targets (N,
     3), rotations (1 or N, 3, 3) read when ``oriented``, starts (1 or N, 7)), stopping by ``stop``
-    (``Stop``), into ``out`` (``ArmAnswers``)."""
+    (``Stop``), into ``out`` (``ArmAnswers``). A start shared by every target is read once
+    (``srs_start``: the same values each solve would compute, so the answers are ``srs_solve``'s)."""
+    shared = np.empty(START_SIZE)
+    srs_start(pack, tasks.starts[0], tasks.oriented, np.empty((8, 3)), np.empty((8, 3, 3)), shared)
+    _srs_rows(pack, tasks, stop, out, shared)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _srs_rows(pack, tasks, stop, out, shared):
+    """``batch_srs``'s loop over the targets; ``shared`` its start when ``tasks.starts`` has one row."""
     count = tasks.targets.shape[0]
     for i in prange(count):
-        _srs_target(pack, tasks, stop, out, i)
+        _srs_target(pack, tasks, stop, out, i, shared)
 
 
 @njit(cache=True, error_model="numpy")
-def _srs_target(pack, tasks, stop, out, i):
+def _srs_target(pack, tasks, stop, out, i, shared):
     """``batch_srs`` for target i: row i of ``out``."""
     rotations, starts = tasks.rotations, tasks.starts
     task = ArmTask(tasks.targets[i], rotations[i] if rotations.shape[0] > 1 else rotations[0], tasks.oriented,
                    starts[i] if starts.shape[0] > 1 else starts[0])
-    it, err, oerr, code = srs_solve(pack, task, stop, out.q[i], out.positions[i], out.frames[i])
+    q, positions, frames = out.q[i], out.positions[i], out.frames[i]
+    start = shared
+    if starts.shape[0] > 1:
+        start = np.empty(START_SIZE)
+        srs_start(pack, task.start, task.oriented, positions, frames, start)
+    it, err, oerr, code = srs_finish(pack, start, task, stop, q, positions, frames)
     out.iterations[i] = it
     out.error[i] = err
     out.orientation_error[i] = oerr
