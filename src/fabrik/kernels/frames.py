@@ -170,8 +170,9 @@ def axis_angle_matrix(R, k0, k1, k2, angle):
 def rotate_about(ax, ay, az, c, s, vx, vy, vz):
     """The vector v turned about the unit axis a by the angle with cosine ``c`` and sine ``s``
     (right-handed; Rodrigues: v c + (a x v) s + a (a . v)(1 - c)), as scalars (rx, ry, rz): the
-    one compiled rotation of a vector by axis and angle, for hot loops that hold cos and sin
-    already (bones turned about a joint, frame columns turned about an axis)."""
+    compiled rotation of a vector by axis and angle for hot loops that hold cos and sin already
+    (bones turned about a joint, axes turned about a bone). ``tree_limits._turn_frame`` and
+    ``rotation_fit.turn_rotation`` keep their own product order (see there)."""
     kd = (ax * vx + ay * vy + az * vz) * (1.0 - c)
     return (vx * c + (ay * vz - az * vy) * s + ax * kd,
             vy * c + (az * vx - ax * vz) * s + ay * kd,
