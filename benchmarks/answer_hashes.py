@@ -15,6 +15,18 @@ reconstruction of ``../shared/data/mocap/cmu_131_01.bvh`` (skipped when the data
 ``--data`` adds, from ``../shared/data``: 30 frames of cmu_131_02, the first two bandai2 takes,
 the first two DeepMimic clips and the first climbing take, each reconstructed plain and with the
 humanoid limits, and 20 pose targets on each robot (panda, ur5).
+
+A hash says only whether answers changed. To tell rounding from a changed answer, store the raw
+arrays and compare them case by case:
+
+    PYTHONPATH=src python benchmarks/answer_hashes.py --save /tmp/before.npz
+    ... change the code ...
+    PYTHONPATH=src python benchmarks/answer_hashes.py --save /tmp/after.npz --compare /tmp/before.npz
+
+``--compare`` prints, per case: identical, or the largest absolute difference of its
+floating-point arrays divided by the case's scale (the largest magnitude of its first array, the
+positions: the model's size; for an arm its joint angles, about pi) and how many integer-valued
+entries (iterations, statuses) changed. ``compare(load(a), b)`` compares two stored files.
 """
 
 from __future__ import annotations
@@ -34,11 +46,87 @@ CMU = DATA / "mocap" / "cmu_131_01.bvh"
 ROBOTS = (("panda", "panda_hand"), ("ur5", "tool0"))
 
 
+# the arrays hashed since the last case was stored (``Answers`` files them under the case's name)
+_hashed: list[np.ndarray] = []
+
+
 def digest(*arrays) -> str:
     h = hashlib.sha1()
     for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
+        a = np.ascontiguousarray(a)
+        h.update(a.tobytes())
+        _hashed.append(a.copy())
     return h.hexdigest()[:12]
+
+
+class Answers(dict):
+    """Case name -> hash, keeping each case's raw arrays (every array hashed since the previous
+    case) in ``arrays`` for ``--save``."""
+
+    def __init__(self):
+        super().__init__()
+        self.arrays: dict[str, list[np.ndarray]] = {}
+
+    def __setitem__(self, name, value):
+        super().__setitem__(name, value)
+        self.arrays[name] = list(_hashed)
+        _hashed.clear()
+
+
+def save(answers: Answers, path: str) -> None:
+    """Write every case's arrays to ``path`` (.npz), keys "<case>|<index>"."""
+    np.savez_compressed(path, **{f"{name}|{k}": a for name, arrays in answers.arrays.items()
+                                 for k, a in enumerate(arrays)})
+
+
+def load(path: str) -> dict[str, list[np.ndarray]]:
+    """The arrays ``save`` wrote to ``path``: case name -> its arrays in order."""
+    stored: dict[str, list] = {}
+    with np.load(path) as f:
+        for key in f.files:
+            name, k = key.rsplit("|", 1)
+            stored.setdefault(name, []).append((int(k), f[key]))
+    return {name: [a for _, a in sorted(pairs, key=lambda t: t[0])] for name, pairs in stored.items()}
+
+
+def compare(arrays: dict[str, list[np.ndarray]], path: str) -> None:
+    """Print, per case, how ``arrays`` (case name -> arrays, as ``Answers.arrays``) differ from
+    those stored in ``path`` (module docstring)."""
+    stored = load(path)
+    print(f"\n{'case':40s} comparison with {path}")
+    counts = {"identical": 0, "differ": 0}
+    for name, new in arrays.items():
+        if name not in stored:
+            print(f"{name:40s} not stored")
+            continue
+        old = stored[name]
+        if len(old) != len(new) or any(a.shape != b.shape for a, b in zip(old, new)):
+            print(f"{name:40s} different shapes")
+            counts["differ"] += 1
+            continue
+        if all(np.array_equal(a, b) for a, b in zip(old, new)):
+            counts["identical"] += 1
+            print(f"{name:40s} identical")
+            continue
+        counts["differ"] += 1
+        # every case hashes its positions (an arm: its joint angles) first: their size is the scale
+        scale = max(float(np.abs(old[0]).max()), 1e-300)
+        worst = 0.0
+        changed = 0
+        for a, b in zip(old, new):
+            if a.dtype.kind != "f":  # statuses and codes: entries changed
+                changed += int(np.count_nonzero(a != b))
+                continue
+            # iterations are stored beside errors in float arrays: an integer-valued entry that
+            # changed by 1 or more is an iteration count, not rounding
+            whole = (a == np.round(a)) & (b == np.round(b)) & (np.abs(a - b) >= 1)
+            changed += int(np.count_nonzero(whole))
+            d = np.abs(a - b)[~whole]
+            if d.size:
+                worst = max(worst, float(np.nanmax(d)))
+        print(f"{name:40s} max |diff| / scale {worst / scale:.1e} (scale {scale:.3g})"
+              + (f", {changed} integer entries changed" if changed else ""))
+    print(f"{counts['identical']} cases identical, {counts['differ']} differ")
 
 
 def chain_entry_cases(out: dict) -> None:
@@ -250,9 +338,11 @@ def tree_entry_cases(out: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", action="store_true", help="also every shared data set (../shared/data)")
+    parser.add_argument("--save", metavar="FILE.npz", help="store every case's raw arrays")
+    parser.add_argument("--compare", metavar="FILE.npz", help="compare the raw arrays with those stored by --save")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    out = {}
+    out = Answers()
     chain = fabrik.Chain.straight(7)
     targets = rng.uniform(-4, 4, (50, 3))
     for method in ("fabrik", "ccd", "jacobian-dls"):
@@ -286,6 +376,10 @@ def main() -> None:
         data_sets(out)
     for name, value in out.items():
         print(f"{name:28s} {value}")
+    if args.save:
+        save(out, args.save)
+    if args.compare:
+        compare(out.arrays, args.compare)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ import fabrik
 from fabrik.mocap.reconstruct import reconstruct_take
 from fabrik.mocap.takes import effector_indices, evaluated_joints, prepare_take
 from fabrik.model.constraints import Hinge
+from fabrik.model.geometry import frames_from_world_rotations, relative_twist, rest_up
 from fabrik.model.humanoid_limits import classify
 from fabrik.model.rig import rig
-from fabrik.model.pose_frames import _vec_twist, frames_from_world_rotations, rest_up
 
 LEG_PARTS = ("knee", "ankle", "toe")
 
@@ -130,7 +130,7 @@ def take_breakdown(path: str) -> dict:
             continue
         cells = []
         for label, F in (("recording", F_truth), ("limited", F_lim)):
-            twist = np.degrees(_vec_twist(F[:, j] @ R0[j].T @ R0[c], F[:, c]))
+            twist = np.degrees(relative_twist(F[:, j] @ R0[j].T @ R0[c], F[:, c]))
             cells.append(f"{label} {np.round(np.percentile(twist, [5, 50, 95])).astype(int).tolist()}")
         print(f"  {body.names[j]:<14} " + ", ".join(cells))
     up = rest_up(body)

@@ -26,7 +26,7 @@ from fabrik.limits import __all__ as _limit_names
 from fabrik.model.humanoid_limits import humanoid
 from fabrik.model.skeleton import Skeleton
 from fabrik.solvers.chain_limits import chain_limit_violations
-from fabrik.model.pose_frames import limit_violations as skeleton_limit_violations
+from fabrik.model.geometry import limit_violations as skeleton_limit_violations
 
 
 def limit_violations(model, positions, frames, directions_only: bool = False) -> np.ndarray:
@@ -36,7 +36,7 @@ def limit_violations(model, positions, frames, directions_only: bool = False) ->
     ``positions`` (..., n, d) and ``frames`` (..., n, 3, 3), a constrained solve's ``positions``
     and ``extras["frames"]``, may carry leading axes (e.g. the frames of a motion). Chains:
     ``fabrik.solvers.chain_limits.chain_limit_violations``; skeletons:
-    ``fabrik.model.pose_frames.limit_violations``: the same measure, each limit's own
+    ``fabrik.model.geometry.limit_violations``: the same measure, each limit's own
     (``fabrik.limits.base.joint_violation``: a cone's excess, a hinge's angle out of its plane
     and range, a twist's excess, ...), and a frame's +Y off its bone;
     ``directions_only``: the bones' directions alone, twists left out). Pure NumPy, independent

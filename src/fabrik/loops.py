@@ -41,6 +41,7 @@ import numpy as np
 
 from fabrik._validation import MAX_COORDINATE, as_point
 from fabrik.model._frozen import frozen
+from fabrik.model.geometry import kabsch
 
 #: FABRIK iterations per round, between two updates of the loop targets.
 ROUND_ITERATIONS = 8
@@ -152,10 +153,9 @@ def fit_object(loop: HeldObject, held: np.ndarray) -> tuple[np.ndarray, np.ndarr
     else:
         a = grips - grips.mean(axis=0)
         b = held - held.mean(axis=0)
-    H = a.T @ b
-    U, _, Vt = np.linalg.svd(H)
-    D = np.diag([1.0, 1.0, np.sign(np.linalg.det(Vt.T @ U.T)) or 1.0])
-    R = Vt.T @ D @ U.T
+    # the grips onto the joints, as the transpose of the joints' fit onto the grips: an SVD of a^T b
+    # (the SVD of its transpose would round differently)
+    R = kabsch(a, b).T
     if loop.position is None:
         centre = held.mean(axis=0) - R @ grips.mean(axis=0)
     return centre, R

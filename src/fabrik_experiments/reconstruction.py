@@ -97,13 +97,13 @@ def _method_result(m: str, model: Skeleton, truth: np.ndarray, eff: list[int], i
     out, F = rec.positions, truth.shape[0]
     violation = breaks = None
     if rec.frames is not None:
-        from fabrik.model.pose_frames import limit_violations
+        from fabrik.model.geometry import limit_violations
 
         violation = float(limit_violations(model, out, rec.frames).max())
     elif limited_model is not None and limited_model.constraints:
         recorded = initial_frames if recorded_frames is None else recorded_frames
         if recorded is None:
-            from fabrik.model.pose_frames import frames_from_pose
+            from fabrik.model.geometry import frames_from_pose
 
             recorded = frames_from_pose(limited_model, truth[0])
         breaks = limit_break_fraction(limited_model, out, truth, recorded)
@@ -133,7 +133,7 @@ def limit_break_fraction(limited: Skeleton, positions: np.ndarray, truth: np.nda
     only the first frame's (n, 3, 3) are known) turned by the smallest rotation from the recorded
     bone (``truth`` (F, n, 3)) onto the solved one. Bone directions only
     (``limit_violations(directions_only=True)``)."""
-    from fabrik.model.pose_frames import carry_frames, limit_violations, turned_frames
+    from fabrik.model.geometry import carry_frames, limit_violations, turned_frames
     from fabrik_experiments.reconstruction_report import LIMIT_BREAK
 
     recorded = np.asarray(recorded_frames, dtype=np.float64)
@@ -313,7 +313,7 @@ def reconstruct_file(path, *, effectors=None, methods=None, frames: str | None =
     if constraints is not None:
         limits, reference, unplaced = take_limits(take, constraints)
         initial_frames = take.initial_frames()
-        from fabrik.model.pose_frames import frames_from_world_rotations
+        from fabrik.model.geometry import frames_from_world_rotations
 
         recorded = frames_from_world_rotations(solved, take.rotations[:, joints])
     report = reconstruct(solved, take.body_positions, effectors=effectors, methods=methods, tol=tol,

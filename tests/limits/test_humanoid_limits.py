@@ -169,7 +169,7 @@ def test_limits_table_is_documented():
 @pytest.mark.skipif(not (MOCAP / "cmu_131_01.bvh").is_file(), reason=f"motion-capture files not found in {MOCAP}")
 def test_real_cmu_file_and_recorded_motion_mostly_inside():
     from fabrik.io.bvh import load_bvh
-    from fabrik.model.pose_frames import frames_from_world_rotations, limit_violations
+    from fabrik.model.geometry import frames_from_world_rotations, limit_violations
 
     skel, motion = load_bvh(MOCAP / "cmu_131_01.bvh")
     limits, unplaced = humanoid(skel)
@@ -264,7 +264,7 @@ def test_hinges_follow_the_body_on_any_rig(kind):
 
 @pytest.mark.parametrize("kind", VARIANTS)
 def test_the_walk_on_any_rig_keeps_every_limit(kind):
-    from fabrik.model.pose_frames import frames_from_world_rotations, limit_violations
+    from fabrik.model.geometry import frames_from_world_rotations, limit_violations
 
     skel, P, W, left, forward = walk_variant(kind)
     limits, _ = humanoid(skel)

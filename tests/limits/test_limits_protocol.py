@@ -18,9 +18,9 @@ from fabrik.kernels.constraints import limit_direction
 from fabrik.kernels.limit_layout import pack_limits
 from fabrik.limits import LIMIT_TYPES, Limit
 from fabrik.limits.base import joint_violation, twist_excess
-from fabrik.mocap.frames_export import _twist_y, child_violation, project_child
+from fabrik.mocap.frames_export import child_violation, project_child
 from fabrik.model.constraints import random_pose, root_frame
-from fabrik.model.pose_frames import _vec_twist
+from fabrik.model.geometry import relative_twist, twist_about_y
 
 
 def _examples():
@@ -64,7 +64,7 @@ def test_the_seam_is_read_the_same_by_every_checker():
         assert twist_excess(twist, math.pi - 0.1, math.pi) == 0.0
         assert float(joint_violation(items, y, np.array(twist))) == 0.0
     M = np.array([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]])  # a half turn about +Y
-    assert abs(_twist_y(M)) == pytest.approx(math.pi)
+    assert abs(twist_about_y(M)) == pytest.approx(math.pi)
     assert float(child_violation(items, M)) == 0.0
     assert float(child_violation((Twist(-math.pi, -math.pi + 0.1),), M)) == 0.0
     assert float(twist_excess(-math.pi + 0.15, math.pi - 0.1, math.pi)) == pytest.approx(0.15)
@@ -97,7 +97,7 @@ def test_the_chain_checker_is_the_limits_own_measure(items, seed):
     parent = root_frame(chain)
     for i in range(3):
         v = parent.T @ frames[i][:, 1]
-        want = joint_violation(items, v, _vec_twist(parent, frames[i]))
+        want = joint_violation(items, v, relative_twist(parent, frames[i]))
         assert got[i] == pytest.approx(float(want), abs=1e-9)
         parent = frames[i]
     assert got[3] == 0.0
@@ -111,7 +111,7 @@ def test_the_bvh_writers_check_and_projection_use_the_same_limits(items, seed):
     its +Y where the projection kernel puts a bone and its twist clamped to the joint's range."""
     M = Rotation.random(64, random_state=seed % (2**32)).as_matrix()
     got = child_violation(items, M)
-    assert np.array_equal(got, joint_violation(items, M[:, :, 1], _twist_y(M)))
+    assert np.array_equal(got, joint_violation(items, M[:, :, 1], twist_about_y(M)))
     P = project_child(items, M)
     assert np.abs(np.einsum("fji,fjk->fik", P, P) - np.eye(3)).max() < 1e-12
     assert child_violation(items, P).max() < 1e-9
@@ -126,7 +126,7 @@ def test_the_bvh_writers_check_and_projection_use_the_same_limits(items, seed):
         assert np.allclose(P[k, :, 1], d, atol=1e-12)
         bound = next((c.twist_range for c in reversed(items) if c.twist_range is not None), None)
         if bound is not None:
-            assert bound[0] - 1e-12 <= _twist_y(P[k]) <= bound[1] + 1e-12
+            assert bound[0] - 1e-12 <= twist_about_y(P[k]) <= bound[1] + 1e-12
     rotational = next((c for c in items if c.rotational), None)
     if rotational is None or (isinstance(rotational, Cone) and len(set(rotational.signed_cot2())) > 1):
         return  # (the irregular cone's projection is the nearest point in the paper's plane, not by angle)

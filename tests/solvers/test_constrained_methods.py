@@ -175,7 +175,7 @@ def test_skeleton_frames_options_and_errors():
     base = y_shape()
     skel = base.with_constraints({base.names[1]: Cone.circular(0.4)})
     targets = {base.names[j]: base.rest_positions()[j] + 0.3 for j in base.leaves}
-    from fabrik.model.pose_frames import frames_from_pose
+    from fabrik.model.geometry import frames_from_pose
 
     frames = frames_from_pose(skel, skel.rest_positions())
     for method in SKELETON_METHODS:

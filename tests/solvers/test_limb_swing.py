@@ -202,7 +202,7 @@ def test_unknown_rigid_mode_is_rejected():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.2, 1.2))
 def test_constrained_swing_never_violates_a_limit(seed, half_angle):
-    from fabrik.model.pose_frames import limit_violations
+    from fabrik.model.geometry import limit_violations
 
     base = cmu_style_skeleton()
     limits = {name: fabrik.Cone(half_angle, half_angle, half_angle, half_angle)

@@ -19,7 +19,7 @@ from fabrik.model.motion import Motion
 from fabrik.model.rig import rig
 from fabrik.model.skeleton import Skeleton
 from fabrik.models import hand, humanoid, y_shape
-from fabrik.model.pose_frames import frames_from_pose, frames_from_world_rotations, limit_violations
+from fabrik.model.geometry import frames_from_pose, frames_from_world_rotations, limit_violations
 from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays
 
 

@@ -205,7 +205,7 @@ def test_other_methods_run_frame_by_frame_as_fabrik_solve(method):
 def test_a_skeleton_with_limits_is_solved_with_them_and_carries_its_frames():
     import fabrik
     from fabrik.constraints import Cone
-    from fabrik.model.pose_frames import limit_violations
+    from fabrik.model.geometry import limit_violations
 
     body = models.humanoid()
     limited = body.with_constraints({"l_shoulder": Cone.circular(np.radians(10.0))})

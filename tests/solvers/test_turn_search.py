@@ -14,7 +14,7 @@ import fabrik
 from fabrik import models
 from fabrik.constraints import humanoid
 from fabrik.mocap import default_effectors
-from fabrik.model.pose_frames import limit_violations, rest_up
+from fabrik.model.geometry import limit_violations, rest_up
 from fabrik.solvers.skeleton_fabrik import TrackingOptions, solve_skeleton_arrays
 from fabrik.solvers.turn_search import TURN_SEARCH_DEGREES
 
@@ -155,7 +155,7 @@ def test_the_frames_a_held_pelvis_missed_are_reachable_within_the_limits():
     # the first frame stalled) is made legal by the solver's first backward stage and reaches
     # every target: the misses were the tracker's, not the limits'
     from fabrik.mocap import prepare_take, resolve_constraints
-    from fabrik.model.pose_frames import frames_from_world_rotations
+    from fabrik.model.geometry import frames_from_world_rotations
 
     skeleton, motion = fabrik.load_bvh(MOCAP / "cmu_131_01.bvh")
     take = prepare_take(skeleton, motion.frames(328, 379, 1))

@@ -20,20 +20,8 @@ inputs are read (their last row is (0, 0, 0, 1) by construction).
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.frames import mm_to
+from fabrik.kernels.frames import axis_angle_matrix, mm_to
 from fabrik.kernels.vec import dist3v
-
-
-@njit(cache=True, inline="always")
-def _axis_rotation(axis, angle, out):
-    """``out`` (3, 3) = the rotation by ``angle`` radians about the unit ``axis`` (Rodrigues)."""
-    x, y, z = axis[0], axis[1], axis[2]
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    out[0, 0], out[0, 1], out[0, 2] = c + t * x * x, t * x * y - s * z, t * x * z + s * y
-    out[1, 0], out[1, 1], out[1, 2] = t * x * y + s * z, c + t * y * y, t * y * z - s * x
-    out[2, 0], out[2, 1], out[2, 2] = t * x * z - s * y, t * y * z + s * x, c + t * z * z
 
 
 @njit(cache=True, inline="always")
@@ -65,7 +53,7 @@ def _forward_into(axes, origins, tip, slides, q, positions, frames, rot, turn, t
                     rot[i, j] = F[i, j]
         else:
             # the moving frame: F_k @ Rot(axis, q) (its origin stays at positions[k])
-            _axis_rotation(axes[k], q[k], turn)
+            axis_angle_matrix(turn, axes[k, 0], axes[k, 1], axes[k, 2], q[k])
             mm_to(frames[k], turn, rot)
             for i in range(3):
                 trans[i] = positions[k, i]

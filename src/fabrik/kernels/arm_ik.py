@@ -33,8 +33,8 @@ the new hand direction. Status codes follow ``fabrik.solvers.result.STATUSES``.
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.arm import _axis_rotation, _forward_into, pose_error
-from fabrik.kernels.frames import mm_to, rotation_between
+from fabrik.kernels.arm import _forward_into, pose_error
+from fabrik.kernels.frames import axis_angle_matrix, mm_to, rotation_between
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED, STALLED, UNREACHABLE
 from fabrik.kernels.vec import chain_scale, place_on_line
 
@@ -168,12 +168,12 @@ def euler3(M, a, b, c, prev, out, r0, r1, r01, rest):
     for k in range(2):
         q0 = pa0 if k == 0 else pb0
         q1 = pa1 if k == 0 else pb1
-        _axis_rotation(b, q1, r1)
+        axis_angle_matrix(r1, b[0], b[1], b[2], q1)
         rb = _mv3(r1, c)
         # gimbal lock: R(b, q1) c along a leaves q0 + q2 alone determined
         if _norm(_cross(a, rb)) < 1e-9:
             q0 = prev[0]
-        _axis_rotation(a, q0, r0)
+        axis_angle_matrix(r0, a[0], a[1], a[2], q0)
         mm_to(r0, r1, r01)
         mm_to(r01.T, M, rest)
         q2 = sp1(c, v, _mv3(rest, v))
@@ -564,7 +564,7 @@ def _angles(axes, origins, tip, lower, upper, q_prev, S, E, W, R_tip, hinge_prev
         mm_to(R2, O3, R3)
         trial[3] = q_prev[3] + _wrap(sp1(axes[3], t4, _mv3(R3.T, fore)) - q_prev[3])
         # wrist: F4^T R_tip O_tip^T = R(a4, q4) O5 R(a5, q5) O6 R(a6, q6)
-        _axis_rotation(axes[3], trial[3], Rz)
+        axis_angle_matrix(Rz, axes[3, 0], axes[3, 1], axes[3, 2], trial[3])
         mm_to(R3, Rz, R3z)
         mm_to(R3z, O4, F4)
         mm_to(F4.T, R_tip, X1)

@@ -65,9 +65,9 @@ the target lies beyond the reach), or at ``max_iter``; it returns the best pose 
 import numpy as np
 from numba import njit
 
-from fabrik.kernels.arm import _axis_rotation, angle_between, forward_arm, pose_error
+from fabrik.kernels.arm import angle_between, forward_arm, pose_error
 from fabrik.kernels.arm_ik import _cross, _mm, _mv3
-from fabrik.kernels.frames import mm_to
+from fabrik.kernels.frames import axis_angle_matrix, mm_to
 from fabrik.kernels.obstacles import segment_clearance, segment_segment
 from fabrik.kernels.records import ArmScratch
 from fabrik.kernels.vec import dist3v
@@ -566,7 +566,7 @@ def _clear_part(X, saved, k, n, m, slide, axis, c, t, rot, col):
         if slide:
             _shift(X, k + 1, n, axis, part * t)
         else:
-            _axis_rotation(axis, part * t, rot)
+            axis_angle_matrix(rot, axis[0], axis[1], axis[2], part * t)
             _move(X, k + 1, n, rot, c, X, c)
         clear = arm_links_clear(X, k, col)
         X[k + 1:n] = saved[k + 1:n]
@@ -672,7 +672,7 @@ def arm_run(method, model, task, stop, settings, col=None):
                     continue
                 t = _best_angle(A, B, q[k] - upper[k], q[k] - lower[k], 0.0)
                 if t != 0.0:
-                    _axis_rotation(ZY[k], t, rot)
+                    axis_angle_matrix(rot, ZY[k, 0], ZY[k, 1], ZY[k, 2], t)
                     _move(Y, 0, k, rot, c, Y, c)
                     _move(ZY, 0, k, rot, _ZERO, ZY, _ZERO)
             # backward stage: from the base, each joint turning (sliding) the part beyond it
@@ -697,7 +697,7 @@ def arm_run(method, model, task, stop, settings, col=None):
                         t *= _clear_part(X, saved, k, n, m, False, Z[k], c, t, rot, col)
                 if t != 0.0:
                     _set(q, k, q[k] + t, lower, upper)
-                    _axis_rotation(Z[k], t, rot)
+                    axis_angle_matrix(rot, Z[k, 0], Z[k, 1], Z[k, 2], t)
                     _move(X, k + 1, n, rot, c, X, c)
                     _move(Z, k + 1, m, rot, _ZERO, Z, _ZERO)
         elif method == CCD:

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from fabrik.kernels.constraints import limit_direction, limit_twist
-from fabrik.kernels.frames import (planarise, reorthonormalise, rotate_frame, rotation_between, transport,
+from fabrik.kernels.frames import (planarise, reorthonormalise, rotate_about, rotate_frame, rotation_between, transport,
                                    twist_about_y, twist_between)
 from fabrik.kernels.stopping import MAX_ITERATIONS, REACHED
 from fabrik.kernels.vec import TINY, any_perpendicular, chain_scale, dist3v
@@ -78,19 +78,12 @@ def start_pose_result(initial, bone_lengths, root, target, tol):
 def rotate_tail(p, j, first, axis, c, s):
     """Rotate joints ``first..n-1`` about joint ``j`` by the angle with cosine ``c`` and sine ``s``
     about the unit ``axis`` (Rodrigues' formula; right-handed)."""
-    n = p.shape[0]
     ax, ay, az = axis[0], axis[1], axis[2]
-    for m in range(first, n):
-        vx = p[m, 0] - p[j, 0]
-        vy = p[m, 1] - p[j, 1]
-        vz = p[m, 2] - p[j, 2]
-        kd = (ax * vx + ay * vy + az * vz) * (1.0 - c)
-        cx = ay * vz - az * vy
-        cy = az * vx - ax * vz
-        cz = ax * vy - ay * vx
-        p[m, 0] = p[j, 0] + vx * c + cx * s + ax * kd
-        p[m, 1] = p[j, 1] + vy * c + cy * s + ay * kd
-        p[m, 2] = p[j, 2] + vz * c + cz * s + az * kd
+    for m in range(first, p.shape[0]):
+        rx, ry, rz = rotate_about(ax, ay, az, c, s, p[m, 0] - p[j, 0], p[m, 1] - p[j, 1], p[m, 2] - p[j, 2])
+        p[m, 0] = p[j, 0] + rx
+        p[m, 1] = p[j, 1] + ry
+        p[m, 2] = p[j, 2] + rz
 
 
 @njit(cache=True, error_model="numpy")

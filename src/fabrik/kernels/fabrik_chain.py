@@ -56,7 +56,7 @@ from numba import njit
 from fabrik.kernels.ccd import rotate_tail, start_pose_result, unit_or
 from fabrik.kernels.constraints import (COL_AXIS, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         hinge_alignment_twist, limit_direction, limit_twist, wrap_angle)
-from fabrik.kernels.frames import orientation_error, planarise, transport, twist_about_y, twist_between
+from fabrik.kernels.frames import orientation_error, planarise, rotate_about, transport, twist_about_y, twist_between
 from fabrik.kernels.singularity import MAX_ESCAPES
 from fabrik.kernels.stopping import (MAX_ITERATIONS, PROGRESS_FRACTION, REACHED, STALLED, UNREACHABLE,
                                       confirm_stall, effector_stalled, max_joint_move, stall_tol, unavoidable_error)
@@ -130,13 +130,7 @@ def bend_chain(p, target, bone_lengths, scale, fx, fy, fz, ramp):
         if length <= TINY * scale:
             dx, dy, dz, length = -fx, -fy, -fz, 1.0  # coincident joints: towards the target
         angle = BEND_ANGLE * (i + 1) / (n - 1)
-        c = np.cos(angle)
-        s = np.sin(angle)
-        # Rodrigues: d cos + (a x d) sin + a (a . d)(1 - cos)
-        ad = ax * dx + ay * dy + az * dz
-        rx = dx * c + (ay * dz - az * dy) * s + ax * ad * (1.0 - c)
-        ry = dy * c + (az * dx - ax * dz) * s + ay * ad * (1.0 - c)
-        rz = dz * c + (ax * dy - ay * dx) * s + az * ad * (1.0 - c)
+        rx, ry, rz = rotate_about(ax, ay, az, np.cos(angle), np.sin(angle), dx, dy, dz)
         lam = bone_lengths[i] / length
         p[i + 1, 0] = p[i, 0] + lam * rx
         p[i + 1, 1] = p[i, 1] + lam * ry

@@ -155,13 +155,28 @@ def rotation_between(R, a0, a1, a2, b0, b1, b2):
 
 @njit(cache=True, error_model="numpy")
 def axis_angle_matrix(R, k0, k1, k2, angle):
-    """R <- rotation by ``angle`` about the unit axis k (right-handed)."""
+    """R (3, 3) <- the rotation by ``angle`` radians about the unit axis k (right-handed,
+    Rodrigues: R = cos I + sin [k]x + (1 - cos) k k^T, acting on column vectors, R @ v). The one
+    compiled builder of this matrix (arms, poles, the Jacobian steps and the rigid groups use it)."""
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
     R[0, 0], R[0, 1], R[0, 2] = c + t * k0 * k0, t * k0 * k1 - s * k2, t * k0 * k2 + s * k1
     R[1, 0], R[1, 1], R[1, 2] = t * k1 * k0 + s * k2, c + t * k1 * k1, t * k1 * k2 - s * k0
     R[2, 0], R[2, 1], R[2, 2] = t * k2 * k0 - s * k1, t * k2 * k1 + s * k0, c + t * k2 * k2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def rotate_about(ax, ay, az, c, s, vx, vy, vz):
+    """The vector v turned about the unit axis a by the angle with cosine ``c`` and sine ``s``
+    (right-handed; Rodrigues: v c + (a x v) s + a (a . v)(1 - c)), as scalars (rx, ry, rz): the
+    compiled rotation of a vector by axis and angle for hot loops that hold cos and sin already
+    (bones turned about a joint, axes turned about a bone). ``tree_limits._turn_frame`` and
+    ``rotation_fit.turn_rotation`` keep their own product order (see there)."""
+    kd = (ax * vx + ay * vy + az * vz) * (1.0 - c)
+    return (vx * c + (ay * vz - az * vy) * s + ax * kd,
+            vy * c + (az * vx - ax * vz) * s + ay * kd,
+            vz * c + (ax * vy - ay * vx) * s + az * kd)
 
 
 @njit(cache=True, error_model="numpy")

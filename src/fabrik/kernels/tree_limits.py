@@ -33,8 +33,8 @@ from numba import njit
 
 from fabrik.kernels.constraints import (ACTIVE_EPS, COL_AXIS, COL_CONE, COL_HINGE, COL_TWIST_FLAG, COL_TYPE, TYPE_HINGE,
                                         limit_direction, limit_twist, wrap_angle)
-from fabrik.kernels.frames import (reorthonormalise, rotate_frame, rotation_between, transport, transported_z,
-                                   twist_about_y, twist_between, up_axis)
+from fabrik.kernels.frames import (reorthonormalise, rotate_about, rotate_frame, rotation_between, transport,
+                                   transported_z, twist_about_y, twist_between, up_axis)
 from fabrik.kernels.jacobian import restrict_frame
 from fabrik.kernels.rigid_groups import hold_group
 from fabrik.kernels.rotation_fit import kabsch, nearly_collinear
@@ -154,6 +154,9 @@ def _circular_reverse(F, i, c, Q, ca, sa):
 def _turn_frame(F, i, k0, k1, k2, cd, sd):
     """F[i] (3, 3) <- the rotation of cos ``cd``, sin ``sd`` about the unit axis k times F[i]
     (Rodrigues, by index)."""
+    # written out rather than frames.rotate_about, whose products group as k (kv t): limited
+    # skeleton takes carry a last-bit change from frame to frame into different answers (with
+    # this and rotation_fit.turn_rotation on rotate_about, mocap_sets' limited medians moved 2-5%)
     t = 1.0 - cd
     for col in range(3):
         x = F[i, 0, col]
@@ -313,15 +316,9 @@ def align_hinge_twist(F, i, Q, c, limits, pc, s0, s1, s2):
         sg = 1.0 if k == 0 else -1.0
         c = cb * co - sb * sg * so
         sn = sb * co + cb * sg * so
-        # rotate a and h about u by psi (Rodrigues)
-        ud = u[0] * a[0] + u[1] * a[1] + u[2] * a[2]
-        r0 = c * a[0] + sn * (u[1] * a[2] - u[2] * a[1]) + (1.0 - c) * ud * u[0]
-        r1 = c * a[1] + sn * (u[2] * a[0] - u[0] * a[2]) + (1.0 - c) * ud * u[1]
-        r2 = c * a[2] + sn * (u[0] * a[1] - u[1] * a[0]) + (1.0 - c) * ud * u[2]
-        ud = u[0] * h[0] + u[1] * h[1] + u[2] * h[2]
-        g0 = c * h[0] + sn * (u[1] * h[2] - u[2] * h[1]) + (1.0 - c) * ud * u[0]
-        g1 = c * h[1] + sn * (u[2] * h[0] - u[0] * h[2]) + (1.0 - c) * ud * u[1]
-        g2 = c * h[2] + sn * (u[0] * h[1] - u[1] * h[0]) + (1.0 - c) * ud * u[2]
+        # a and h turned about u by psi
+        r0, r1, r2 = rotate_about(u[0], u[1], u[2], c, sn, a[0], a[1], a[2])
+        g0, g1, g2 = rotate_about(u[0], u[1], u[2], c, sn, h[0], h[1], h[2])
         # signed angle from g to s about the rotated axis
         cx = g1 * s2 - g2 * s1
         cy = g2 * s0 - g0 * s2

@@ -41,48 +41,7 @@ import numpy as np
 
 from fabrik.kernels.limit_layout import pack_limits
 from fabrik.limits.base import joint_violation
-
-
-def _axis_angle_matrix(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) about unit ``axis`` (..., 3) by ``angle`` (...) (Rodrigues)."""
-    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
-    c, s = np.cos(angle), np.sin(angle)
-    t = 1.0 - c
-    out = np.empty(axis.shape[:-1] + (3, 3))
-    out[..., 0, 0] = c + x * x * t
-    out[..., 0, 1] = x * y * t - z * s
-    out[..., 0, 2] = x * z * t + y * s
-    out[..., 1, 0] = y * x * t + z * s
-    out[..., 1, 1] = c + y * y * t
-    out[..., 1, 2] = y * z * t - x * s
-    out[..., 2, 0] = z * x * t - y * s
-    out[..., 2, 1] = z * y * t + x * s
-    out[..., 2, 2] = c + z * z * t
-    return out
-
-
-def _twist_y(M: np.ndarray) -> np.ndarray:
-    """Twist (radians, in (-pi, pi]) about +Y of rotations ``M`` (..., 3, 3), in the swing-twist
-    split ``M = S Rot_y(twist)`` with S the smallest rotation taking +Y to ``M``'s +Y."""
-    v = M[..., :, 1]
-    z = M[..., :, 2]
-    # the frame S carries: S e_z for the smallest rotation S taking e_y onto v
-    c = v[..., 1]
-    k = 1.0 / np.maximum(1.0 + c, 1e-300)
-    sz = np.stack([-v[..., 0] * v[..., 2] * k, -v[..., 2], 1.0 - v[..., 2] * v[..., 2] * k], axis=-1)
-    sz = np.where((1.0 + c < 1e-12)[..., None], np.array([0.0, 0.0, -1.0]), sz)
-    sx = np.cross(v, sz)
-    return np.arctan2(np.einsum("...i,...i->...", z, sx), np.einsum("...i,...i->...", z, sz))
-
-
-def _swing_to(v: np.ndarray) -> np.ndarray:
-    """The smallest rotations (..., 3, 3) taking +Y onto unit directions ``v`` (..., 3)."""
-    axis = np.stack([v[..., 2], np.zeros(v.shape[:-1]), -v[..., 0]], axis=-1)  # e_y x v
-    s = np.linalg.norm(axis, axis=-1)
-    angle = np.arctan2(s, v[..., 1])
-    safe = np.where(s[..., None] > 1e-300, axis / np.where(s[..., None] > 1e-300, s[..., None], 1.0),
-                    np.array([1.0, 0.0, 0.0]))
-    return _axis_angle_matrix(safe, angle)
+from fabrik.model.geometry import axis_angle_matrices, kabsch, orthonormalise, swing_from_y, twist_about_y
 
 
 def child_violation(items, M: np.ndarray) -> np.ndarray:
@@ -90,7 +49,7 @@ def child_violation(items, M: np.ndarray) -> np.ndarray:
     bone's rest frame, exceed the joint's limits ``items``: 0 where all hold. The measure of
     ``limit_violations`` (``fabrik.limits.base.joint_violation``) of ``M``'s +Y and its twist
     about +Y."""
-    return joint_violation(items, M[..., :, 1], _twist_y(M))
+    return joint_violation(items, M[..., :, 1], twist_about_y(M))
 
 
 def project_child(items, M: np.ndarray) -> np.ndarray:
@@ -105,37 +64,15 @@ def project_child(items, M: np.ndarray) -> np.ndarray:
     row = pack_limits({0: tuple(items)}, 1)[0]
     shape = M.shape[:-2]
     v = np.ascontiguousarray(M[..., :, 1].reshape(-1, 3))
-    psi = np.ascontiguousarray(_twist_y(M).reshape(-1))
+    psi = np.ascontiguousarray(twist_about_y(M).reshape(-1))
     new_v = np.empty_like(v)
     new_psi = np.empty_like(psi)
     project_local(row, v, psi, new_v, new_psi)
     new_v = new_v.reshape(shape + (3,))
-    out = _swing_to(new_v) @ _axis_angle_matrix(np.broadcast_to(np.array([0.0, 1.0, 0.0]), new_v.shape),
-                                                new_psi.reshape(shape))
+    out = swing_from_y(new_v) @ axis_angle_matrices(np.broadcast_to(np.array([0.0, 1.0, 0.0]), new_v.shape),
+                                                    new_psi.reshape(shape))
     keep = child_violation(items, M) <= 0.0
     return np.where(keep[..., None, None], M, out)
-
-
-def _kabsch(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Rotations R (F, 3, 3) minimising sum_k w_k |R b_k - a_fk|^2; ``a`` (F, K, 3), ``b`` (K, 3)
-    or (F, K, 3), ``w`` (K,)."""
-    b = np.broadcast_to(b, a.shape)
-    H = np.einsum("k,fki,fkj->fij", w, a, b)
-    U, _, Vt = np.linalg.svd(H)
-    d = np.sign(np.linalg.det(U @ Vt))
-    d = np.where(d == 0, 1.0, d)
-    D = np.zeros_like(H)
-    D[:, 0, 0] = 1.0
-    D[:, 1, 1] = 1.0
-    D[:, 2, 2] = d
-    return U @ D @ Vt
-
-
-def _orthonormalise(R: np.ndarray) -> np.ndarray:
-    U, _, Vt = np.linalg.svd(R)
-    d = np.linalg.det(U @ Vt)
-    U[..., :, 2] *= np.where(d < 0, -1.0, 1.0)[..., None]
-    return U @ Vt
 
 
 def world_rotations_from_frames(skeleton, positions: np.ndarray, frames: np.ndarray) -> np.ndarray:
@@ -170,12 +107,12 @@ def world_rotations_from_frames(skeleton, positions: np.ndarray, frames: np.ndar
                     a.append(from_frames[:, k, :, axis])
                     b.append(np.eye(3)[axis])
                     w.append(scale)
-            out[:, j] = _kabsch(np.stack(a, axis=1), np.array(b), np.array(w))
+            out[:, j] = kabsch(np.stack(a, axis=1), np.array(b), np.array(w))
         elif j == 0:
             out[:, 0] = frames[:, 0]
         else:
             out[:, j] = out[:, int(parents[j])]
-    return _orthonormalise(out)
+    return orthonormalise(out)
 
 
 def local_rotations_from_frames(skeleton, positions, frames, *, project: bool = True) -> np.ndarray:

@@ -100,7 +100,7 @@ def _solve(skeleton: Skeleton, truth: np.ndarray, eff: list[int], method: str, t
         if registry.takes_option(chosen, "skeleton", name):
             given[name] = value
     if registry.takes_option(chosen, "skeleton", "initial_frames") and options.get("initial_frames") is None:
-        from fabrik.model.pose_frames import frames_from_pose
+        from fabrik.model.geometry import frames_from_pose
 
         options = {**options, "initial_frames": frames_from_pose(skeleton, truth[0])}
     if options.get("initial_frames") is not None:

@@ -200,7 +200,7 @@ class Take:
     def initial_frames(self) -> np.ndarray:
         """(m, 3, 3) the first frame's joint frames of ``body`` from the recorded world rotations
         (``frames_from_world_rotations``): where a method with joint limits starts its twists."""
-        from fabrik.model.pose_frames import frames_from_world_rotations
+        from fabrik.model.geometry import frames_from_world_rotations
 
         return frames_from_world_rotations(self.body, self.rotations[0, self.joints])
 

@@ -40,16 +40,15 @@ def swing_twist(parent_frame, frame) -> tuple[float, float]:
     """(swing, twist) radians of ``frame`` relative to ``parent_frame`` (both (3, 3), columns = axes).
 
     Swing is the angle between the two +Y axes; twist is the rotation about the child's +Y from the
-    parent frame carried over by the smallest rotation, in (-pi, pi].
+    parent frame carried over by the smallest rotation, in (-pi, pi] (``fabrik.model.geometry.relative_twist``).
     """
+    from fabrik.model.geometry import relative_twist  # geometry imports rig, which imports this module
+
     P = np.asarray(parent_frame, float)
     F = np.asarray(frame, float)
     a, b = P[:, 1], F[:, 1]
-    c = float(np.dot(a, b))
-    swing = math.atan2(float(np.linalg.norm(np.cross(a, b))), c)
-    G = transport(P, b)
-    twist = math.atan2(float(np.dot(F[:, 2], G[:, 0])), float(np.dot(F[:, 2], G[:, 2])))
-    return swing, twist
+    swing = math.atan2(float(np.linalg.norm(np.cross(a, b))), float(np.dot(a, b)))
+    return swing, float(relative_twist(P, F))
 
 
 def transport(frame, direction) -> np.ndarray:
@@ -155,8 +154,9 @@ def as_rotation_matrix(value, name: str = "target_rotation") -> np.ndarray:
             raise ValueError(f"{name}: the (3, 3) matrix must be a rotation (orthonormal, det +1)")
         if off <= 1e-12:
             return np.array(arr, dtype=np.float64, order="C")
-        u, _, vt = np.linalg.svd(arr)  # the nearest rotation
-        return np.ascontiguousarray(u @ vt)
+        from fabrik.model.geometry import orthonormalise  # imported here: as in swing_twist
+
+        return np.ascontiguousarray(orthonormalise(arr))
     raise ValueError(f"{name} must be a scipy Rotation, a (4,) quaternion (x, y, z, w) or a (3, 3) matrix, "
                      f"got shape {arr.shape}")
 

@@ -75,6 +75,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik.model.constraints import Cone, Hinge
+from fabrik.model.geometry import kabsch
 
 DEG = math.pi / 180.0
 
@@ -331,11 +332,7 @@ def _torso_rotation(parts, rest: np.ndarray, pose: np.ndarray) -> np.ndarray:
     ``rest`` to ``pose``, for carrying axes found in a pose back to the rest pose."""
     torso = [0] + [i for i, (part, _) in parts.items()
                    if part in ("pelvis", "spine", "neck", "head", "hip", "collar", "shoulder")]
-    a = pose[torso] - pose[torso].mean(axis=0)
-    b = rest[torso] - rest[torso].mean(axis=0)
-    U, _, Vt = np.linalg.svd(a.T @ b)
-    d = np.sign(np.linalg.det(U @ Vt)) or 1.0
-    return U @ np.diag([1.0, 1.0, d]) @ Vt
+    return kabsch(pose[torso] - pose[torso].mean(axis=0), rest[torso] - rest[torso].mean(axis=0))
 
 
 #: An up axis within this angle of a coordinate axis is taken to be that axis: rigs stand along

@@ -34,11 +34,11 @@ import numpy as np
 
 from fabrik._validation import check_positive, check_tol
 from fabrik.kernels._cache_guard import announce_compile
-from fabrik.kernels.arm import _axis_rotation as axis_rotation
 from fabrik.kernels.arm import pose_error
 from fabrik.kernels.arm_ik import sp1, srs_angles, srs_pack, srs_solve
 from fabrik.kernels.arm_methods import _jacobian as jacobian
 from fabrik.kernels.arm_methods import _rotation_vector, ccd_arm, dls_arm, fabrik_arm
+from fabrik.kernels.frames import axis_angle_matrix
 from fabrik.kernels.records import ArmModel, ArmSettings, ArmTask, Stop
 from fabrik.kernels.stopping import MAX_ITERATIONS, NO_PROGRESS_WINDOW, REACHED, STALLED, UNREACHABLE
 from fabrik.model._frozen import cached
@@ -296,7 +296,7 @@ def _seek_near(arm, target, rotation, q0, tol, otol, length):
     q, step = q0, np.empty((3, 3))
     for i in range(1, NEAREST_PIECES + 1):
         t = i / NEAREST_PIECES
-        axis_rotation(axis, t * angle, step)
+        axis_angle_matrix(step, axis[0], axis[1], axis[2], t * angle)
         result = newton(p0 + t * (target - p0), step @ r0 if oriented else goal, q, True)
         if int(result[6]) != REACHED:
             return None

@@ -11,7 +11,7 @@ import numpy as np
 from fabrik._validation import check_max_iter, check_memory, check_tol, real_numbers
 from fabrik.kernels.records import BatchOut, StartFrames, TreeTask
 from fabrik.kernels.stopping import REACHED
-from fabrik.model.pose_frames import frames_from_pose
+from fabrik.model.geometry import frames_from_pose
 from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES

@@ -73,7 +73,7 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
     """How far (radians) each joint's limits are exceeded on a chain; (..., n), 0 where every
     limit holds (and for the effector, which has no bone).
 
-    The chain's counterpart of ``fabrik.model.pose_frames.limit_violations`` (skeletons),
+    The chain's counterpart of ``fabrik.model.geometry.limit_violations`` (skeletons),
     the same measure in pure NumPy, independent of the kernels: ``positions`` (..., n, d) in the
     chain's dimension and ``frames`` (..., n, 3, 3) (a constrained solve's ``extras["frames"]``)
     may carry leading axes. Joint i's limits restrict bone i (joint i -> i + 1) in the frame H of
@@ -92,7 +92,7 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
     Raises:
         ValueError: shapes that do not match the chain.
     """
-    from fabrik.model.pose_frames import _vec_twist
+    from fabrik.model.geometry import relative_twist
 
     n, dim = chain.n_joints, chain.dim
     p = np.asarray(positions, dtype=np.float64)
@@ -117,7 +117,7 @@ def chain_limit_violations(chain, positions, frames, directions_only: bool = Fal
         worst = np.where(bone, np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1),
                                           np.einsum("...i,...i->...", y_axis, u)), 0.0)
         v = np.einsum("...ji,...j->...i", H, u)
-        twist = _vec_twist(H, F[..., i, :, :]) if dim == 3 and not directions_only else None
+        twist = relative_twist(H, F[..., i, :, :]) if dim == 3 and not directions_only else None
         worst = np.maximum(worst, joint_violation(items, v, twist))
         out[..., i] = worst
     return out

@@ -19,7 +19,7 @@ from fabrik._progress import progress_bar
 from fabrik._validation import MAX_COORDINATE, check_max_iter, check_memory, check_tol, real_numbers
 from fabrik.kernels.records import TakeOut, TreeTake
 from fabrik.kernels.stopping import REACHED
-from fabrik.model.pose_frames import frames_from_pose, rest_up
+from fabrik.model.geometry import frames_from_pose, rest_up
 from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import SequenceSolution

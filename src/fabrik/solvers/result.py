@@ -142,7 +142,7 @@ class ConstrainedExtras(collections.abc.Mapping):
     def _derive(self) -> None:
         from scipy.spatial.transform import Rotation
 
-        from fabrik.model.constraints import swing_twist
+        from fabrik.model.geometry import relative_twist
 
         frames = self._data["frames"]
         n = frames.shape[0]
@@ -150,18 +150,18 @@ class ConstrainedExtras(collections.abc.Mapping):
         if self._parents is None:
             parents[0] = self._data["root_frame"]
             parents[1:] = frames[:-1]
-            with_bone = range(n - 1)
+            with_bone = slice(0, n - 1)
         else:
             parents[0] = np.eye(3)
             parents[1:] = frames[self._parents[1:]]
-            with_bone = range(n)
+            with_bone = slice(0, n)
         local = np.einsum("nji,njk->nik", parents, frames)
         if self._parents is None:
             local[-1] = np.eye(3)
         swing = np.arctan2(np.hypot(local[:, 0, 1], local[:, 2, 1]), local[:, 1, 1])
         twist = np.zeros(n)
-        for i in () if self._planar else with_bone:
-            twist[i] = swing_twist(parents[i], frames[i])[1]
+        if not self._planar:
+            twist[with_bone] = relative_twist(parents[with_bone], frames[with_bone])
         for name, value in (("local_rotations", Rotation.from_matrix(local).as_quat()), ("swing_angles", swing),
                             ("twist_angles", twist)):
             value.setflags(write=False)

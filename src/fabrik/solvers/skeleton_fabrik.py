@@ -36,7 +36,7 @@ Options (``TrackingOptions``; each works with or without the others):
 * ``swing_limbs`` (default True): swing every limb (``fabrik.model.rig.limb_tops``) rigidly about
   its hip or shoulder joint towards its targets before iterating; a warm start for tracking.
 * With joint limits (``Skeleton.with_constraints``): every joint carries a frame (module
-  ``fabrik.model.pose_frames``), bones are placed inside their limits in both stages (section
+  ``fabrik.model.geometry``), bones are placed inside their limits in both stages (section
   4.3; the limit conventions follow below), and ``initial_frames`` (n, 3, 3) give the start
   pose's frames (default ``frames_from_pose(initial)``; pass the previous answer's
   ``extras["frames"]`` when tracking, so twists stay continuous), ``root_rotation`` the root
@@ -54,7 +54,7 @@ Every joint i carries a world frame ``F[i]`` (3x3 rotation, columns = its +X, +Y
 joint with a bone arriving from its parent, +Y along that bone; a zero-length bone takes its
 parent's frame; the root's frame is the root's orientation. *Rest frames* ``R0[i]``
 (``fabrik.model.rig.rest_frames``): +Y along the bone's rest offset. For a BVH pose with world
-rotations ``W``, ``F[i] = W[parent(i)] R0[i]`` (``fabrik.model.pose_frames``). A limit on joint j
+rotations ``W``, ``F[i] = W[parent(i)] R0[i]`` (``fabrik.model.geometry``). A limit on joint j
 restricts the bone(s) leaving j, each c in its reference ``H_c = F[j] R0[j]^T A[j] R0[c]`` with
 ``A[j]`` the joint's reference rotation (``Skeleton.limit_reference``, identity by default): the
 limit is centred on the bone's rest direction relative to its parent, turned by ``A[j]``. The
@@ -86,7 +86,7 @@ from fabrik.kernels.records import Stop, TakeOut, TreeOptions, TreeTake, TreeTas
 from fabrik.kernels.stopping import REACHED
 from fabrik.kernels.vec import all_finite3
 from fabrik.model.constraints import as_rotation_matrix
-from fabrik.model.pose_frames import frames_from_pose, rest_up
+from fabrik.model.geometry import frames_from_pose, rest_up
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, RIGID_MODES, Rig, rig, rigid_mode
 from fabrik.solvers.result import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
@@ -113,7 +113,7 @@ DEFAULT_SWING_LIMBS = True
 @dataclass(frozen=True, eq=False)
 class FrameOptions:
     """The options of a skeleton solve with joint frames: ``initial_frames`` (n, 3, 3) frames of
-    the start pose (default derived from ``initial``, ``fabrik.model.pose_frames.frames_from_pose``;
+    the start pose (default derived from ``initial``, ``fabrik.model.geometry.frames_from_pose``;
     pass a previous solution's ``extras["frames"]`` to keep twists continuous), ``root_rotation``
     (the root orientation to hold: a scipy Rotation, (x, y, z, w) quaternion or 3x3 matrix;
     ``"free"`` to refit it every iteration, FABRIK only; default: held at the initial frames'
@@ -313,7 +313,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         rigid_sub_bases, swing_limbs: as ``TrackingOptions`` says.
         initial_frames, root_rotation: with limits, as ``FrameOptions`` says (pass the previous
             frame's ``extras["frames"]`` when tracking).
-        turn_up: with limits, the rest up axis (``fabrik.model.pose_frames.rest_up``) to retry a
+        turn_up: with limits, the rest up axis (``fabrik.model.geometry.rest_up``) to retry a
             frame that ends short from turned starts as ``turn_search`` does; None: no retry.
         with_frames: as for ``solve_fabrik_skeleton``.
 

@@ -44,7 +44,7 @@ from fabrik.kernels.records import TreeTask
 from fabrik.kernels.tree_limits import refresh_active
 from fabrik.kernels.tree_methods import CCD, DLS, SVD_DLS, TRANSPOSE, tree_method
 from fabrik.model.constraints import as_rotation_matrix
-from fabrik.model.pose_frames import frames_from_pose
+from fabrik.model.geometry import frames_from_pose
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
 from fabrik.solvers.jacobian import PAPER, DampedOptions, TransposeOptions, mean_bone_length, settings
 from fabrik.solvers.registry import JACOBIAN_MAX_ITER, Solver, add

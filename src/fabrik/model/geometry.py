@@ -1,5 +1,18 @@
-"""Joint frames of skeleton poses and how far a pose breaks its limits: the geometry that
-skeleton solvers, motion capture and the public ``fabrik.constraints`` share.
+"""Rotation geometry in NumPy, and joint frames of skeleton poses and how far a pose breaks its
+limits: what skeleton solvers, motion capture and the public ``fabrik.constraints`` share.
+
+Conventions: right-handed, column vectors (a rotation R turns v into ``R @ v``), angles in
+radians. Every helper is vectorised: leading axes ``...`` broadcast, and (3, 3) matrices sit in
+the last two axes. The compiled counterparts, for kernels' hot loops, are in
+``fabrik.kernels.frames`` (axis-angle matrices, rotations by cos/sin, the smallest rotation between
+two directions) and ``fabrik.kernels.rotation_fit`` (Kabsch).
+
+* ``axis_angle_matrices``: rotations about unit axes by angles (Rodrigues).
+* ``rotations_between``: the smallest rotations taking unit a onto unit b.
+* ``swing_from_y``: the smallest rotations taking +Y onto unit directions.
+* ``twist_about_y`` and ``relative_twist``: the twist about +Y of a swing-twist split.
+* ``orthonormalise``: the nearest rotations to nearly orthonormal matrices.
+* ``kabsch``: the (weighted) least-squares rotations of vectors onto vectors.
 
 Frames follow the convention of ``fabrik.solvers.skeleton_fabrik`` (docs/constraints.md): joint
 i's frame ``F[i]`` (3 x 3, columns its +X, +Y, +Z) has +Y along the bone arriving at i; a
@@ -12,12 +25,126 @@ identity by default).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fabrik.limits.base import joint_violation
 from fabrik.model.rig import rig
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Dot products of vectors (..., 3) along the last axis."""
+    return np.einsum("...i,...i->...", a, b)
+
+
+def axis_angle_matrices(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotations (..., 3, 3) by ``angle`` (..., radians) about unit ``axis`` (..., 3), right-handed
+    (Rodrigues: cos I + sin [axis]x + (1 - cos) axis axis^T)."""
+    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    out = np.empty(axis.shape[:-1] + (3, 3))
+    out[..., 0, 0] = c + x * x * t
+    out[..., 0, 1] = x * y * t - z * s
+    out[..., 0, 2] = x * z * t + y * s
+    out[..., 1, 0] = y * x * t + z * s
+    out[..., 1, 1] = c + y * y * t
+    out[..., 1, 2] = y * z * t - x * s
+    out[..., 2, 0] = z * x * t - y * s
+    out[..., 2, 1] = z * y * t + x * s
+    out[..., 2, 2] = c + z * z * t
+    return out
+
+
+def rotations_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The smallest rotations (..., 3, 3) taking unit directions ``a`` (..., 3) onto unit ``b``
+    (..., 3): Rodrigues with v = a x b, ``I + [v]x + [v]x^2 / (1 + a . b)``. For opposite
+    directions (1 + a . b <= 1e-12), where no smallest rotation exists, the last term is dropped
+    (``I + [v]x``, the identity to rounding): callers keep such frames as they were."""
+    v = np.cross(a, b)
+    c = _dot(a, b)
+    k = np.where(1.0 + c > 1e-12, 1.0 / np.maximum(1.0 + c, 1e-12), 0.0)
+    K = np.zeros(v.shape + (3,))
+    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
+    return np.eye(3) + K + k[..., None, None] * (K @ K)
+
+
+def swing_from_y(v: np.ndarray) -> np.ndarray:
+    """The smallest rotations (..., 3, 3) taking +Y onto unit directions ``v`` (..., 3), the swing
+    of a swing-twist split; for v = -Y the half turn about +X."""
+    axis = np.stack([v[..., 2], np.zeros(v.shape[:-1]), -v[..., 0]], axis=-1)  # e_y x v
+    s = np.linalg.norm(axis, axis=-1)
+    angle = np.arctan2(s, v[..., 1])
+    safe = np.where(s[..., None] > 1e-300, axis / np.where(s[..., None] > 1e-300, s[..., None], 1.0),
+                    np.array([1.0, 0.0, 0.0]))
+    return axis_angle_matrices(safe, angle)
+
+
+def twist_about_y(M: np.ndarray) -> np.ndarray:
+    """Twist (..., radians, in (-pi, pi]) about +Y of rotations ``M`` (..., 3, 3), in the
+    swing-twist split ``M = swing_from_y(M's +Y) Rot_y(twist)``; for M's +Y = -Y (1 + M_yy below
+    1e-12) the swing is taken as the half turn about +X."""
+    v = M[..., :, 1]
+    z = M[..., :, 2]
+    # the frame S carries: S e_z for the smallest rotation S taking e_y onto v
+    c = v[..., 1]
+    k = 1.0 / np.maximum(1.0 + c, 1e-300)
+    sz = np.stack([-v[..., 0] * v[..., 2] * k, -v[..., 2], 1.0 - v[..., 2] * v[..., 2] * k], axis=-1)
+    sz = np.where((1.0 + c < 1e-12)[..., None], np.array([0.0, 0.0, -1.0]), sz)
+    sx = np.cross(v, sz)
+    return np.arctan2(_dot(z, sx), _dot(z, sz))
+
+
+def relative_twist(H: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Twist (..., radians) of frames ``F`` (..., 3, 3) about their +Y relative to frames ``H``
+    (..., 3, 3) carried onto that +Y by the smallest rotation (the swing-twist split of
+    ``fabrik.model.constraints.swing_twist``); for opposite +Y axes (1 + cos below 1e-8) H is
+    carried by the half turn about its +X. ``twist_about_y`` is the case H = I, with its own
+    handling of the opposite direction (its swing is the half turn about +X within 1e-12):
+    folding it into this one would change twists of rotations within 1e-4 rad of the half
+    turn beyond rounding."""
+    a = H[..., :, 1]
+    b = F[..., :, 1]
+    z = H[..., :, 2]
+    c = _dot(a, b)
+    v = np.cross(a, b)
+    vz = np.cross(v, z)
+    k = np.where(1.0 + c < 1e-8, 0.0, 1.0 / np.maximum(1.0 + c, 1e-8))[..., None]
+    gz = np.where((1.0 + c < 1e-8)[..., None], -z, z + vz + k * np.cross(v, vz))
+    gz = gz - _dot(gz, b)[..., None] * b
+    gz /= np.linalg.norm(gz, axis=-1, keepdims=True)
+    gx = np.cross(b, gz)
+    fz = F[..., :, 2]
+    return np.arctan2(_dot(fz, gx), _dot(fz, gz))
+
+
+def orthonormalise(R: np.ndarray) -> np.ndarray:
+    """The nearest rotations (..., 3, 3) (Frobenius norm, det +1) to matrices ``R`` (..., 3, 3),
+    through an SVD; a reflection is turned into the nearest rotation by flipping the axis of the
+    smallest singular value."""
+    U, _, Vt = np.linalg.svd(R)
+    d = np.linalg.det(U @ Vt)
+    U[..., :, 2] *= np.where(d < 0, -1.0, 1.0)[..., None]
+    return U @ Vt
+
+
+def kabsch(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """The rotations R (..., 3, 3) minimising sum_k w_k |R b_k - a_k|^2 (Kabsch, through an SVD of
+    H = sum_k w_k a_k b_k^T): ``a`` (..., K, 3), ``b`` (K, 3) or (..., K, 3), ``weights`` (K,)
+    (default all 1). Centre the points first for the best rigid placement; any one of the best
+    rotations where several are (H of rank 0 or 1)."""
+    b = np.broadcast_to(b, a.shape)
+    if weights is None:
+        H = np.swapaxes(a, -1, -2) @ b
+    else:
+        H = np.einsum("k,...ki,...kj->...ij", weights, a, b)
+    U, _, Vt = np.linalg.svd(H)
+    d = np.sign(np.linalg.det(U @ Vt))
+    D = np.zeros(H.shape)
+    D[..., 0, 0] = 1.0
+    D[..., 1, 1] = 1.0
+    D[..., 2, 2] = np.where(d == 0, 1.0, d)
+    return U @ D @ Vt
 
 
 def _writable(value, name: str) -> np.ndarray:
@@ -96,13 +223,7 @@ def turned_frames(skeleton, frames, before, after) -> np.ndarray:
     b = q[..., bones, :] - q[..., parents[bones], :]
     a = a / np.linalg.norm(a, axis=-1, keepdims=True)
     b = b / np.linalg.norm(b, axis=-1, keepdims=True)
-    v = np.cross(a, b)
-    c = np.einsum("...i,...i->...", a, b)
-    k = np.where(1.0 + c > 1e-12, 1.0 / np.maximum(1.0 + c, 1e-12), 0.0)
-    K = np.zeros(v.shape + (3,))
-    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
-    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
-    R = np.eye(3) + K + k[..., None, None] * (K @ K)  # Rodrigues: the smallest rotation a -> b
+    R = rotations_between(a, b)
     out = np.array(frames, dtype=np.float64)
     out[..., bones, :, :] = R @ out[..., bones, :, :]
     for i in range(1, skeleton.n_joints):
@@ -126,24 +247,6 @@ def carry_frames(skeleton, positions, first_frames=None) -> np.ndarray:
         out[f] = turned_frames(skeleton, out[f - 1], p[f - 1], p[f])
         out[f, 0] = frames_from_pose(skeleton, p[f])[0]
     return out
-
-
-def _vec_twist(H, Fc) -> np.ndarray:
-    """Twist (radians) of frames Fc (..., 3, 3) about their +Y relative to H carried onto that +Y
-    by the smallest rotation (the swing-twist split of ``swing_twist``), vectorised."""
-    a = H[..., :, 1]
-    b = Fc[..., :, 1]
-    z = H[..., :, 2]
-    c = np.einsum("...i,...i->...", a, b)
-    v = np.cross(a, b)
-    vz = np.cross(v, z)
-    k = np.where(1.0 + c < 1e-8, 0.0, 1.0 / np.maximum(1.0 + c, 1e-8))[..., None]
-    gz = np.where((1.0 + c < 1e-8)[..., None], -z, z + vz + k * np.cross(v, vz))
-    gz = gz - np.einsum("...i,...i->...", gz, b)[..., None] * b
-    gz /= np.linalg.norm(gz, axis=-1, keepdims=True)
-    gx = np.cross(b, gz)
-    fz = Fc[..., :, 2]
-    return np.arctan2(np.einsum("...i,...i->...", fz, gx), np.einsum("...i,...i->...", fz, gz))
 
 
 def limit_violations(skeleton, positions, frames, directions_only: bool = False) -> np.ndarray:
@@ -176,12 +279,13 @@ def limit_violations(skeleton, positions, frames, directions_only: bool = False)
         u = u / np.linalg.norm(u, axis=-1, keepdims=True)
         v = np.einsum("...ji,...j->...i", H, u)
         y_axis = F[..., c, :, 1]
-        worst = np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1), np.einsum("...i,...i->...", y_axis, u))
-        twist = None if directions_only else _vec_twist(H, F[..., c, :, :])
+        worst = np.arctan2(np.linalg.norm(np.cross(y_axis, u), axis=-1), _dot(y_axis, u))
+        twist = None if directions_only else relative_twist(H, F[..., c, :, :])
         worst = np.maximum(worst, joint_violation(items, v, twist))
         out[..., j] = np.maximum(out[..., j], worst)
     return out
 
 
-__all__ = ["frames_from_world_rotations", "frames_from_pose", "turned_frames", "carry_frames", "limit_violations",
-           "rest_up"]
+__all__ = ["axis_angle_matrices", "rotations_between", "swing_from_y", "twist_about_y", "relative_twist", "orthonormalise",
+           "kabsch", "frames_from_world_rotations", "frames_from_pose", "turned_frames", "carry_frames",
+           "limit_violations", "rest_up"]
