@@ -51,6 +51,7 @@ bench-robot: $(STAMP)
 bench-batch: $(STAMP)
 	$(BIN)/fabrik bench batch --parts chain --repeats 5 --json benchmarks/results/batch.json --plot docs/img
 	$(BIN)/fabrik bench batch --parts skeleton,arm,crowd,float32 --repeats 3 --json benchmarks/results/batch_models.json
+	$(BIN)/fabrik bench batch --parts arm --repeats 8 --json benchmarks/results/batch_arm.json
 
 # the motion-capture tables of docs/results.md and docs/arms.md (needs ../shared/data/mocap)
 MOCAP_DIR ?= ../shared/data/mocap
