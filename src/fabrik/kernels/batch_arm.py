@@ -40,7 +40,8 @@ def batch_srs(pack, tasks, stop, out):
     (``Stop``), into ``out`` (``ArmAnswers``). A start shared by every target is read once
     (``srs_start``: the same values each solve would compute, so the answers are ``srs_solve``'s)."""
     shared = np.empty(START_SIZE)
-    srs_start(pack, tasks.starts[0], tasks.oriented, np.empty((8, 3)), np.empty((8, 3, 3)), shared)
+    if tasks.starts.shape[0] == 1:
+        srs_start(pack, tasks.starts[0], tasks.oriented, np.empty((8, 3)), np.empty((8, 3, 3)), shared)
     _srs_rows(pack, tasks, stop, out, shared)
 
 
