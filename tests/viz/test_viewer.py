@@ -464,3 +464,38 @@ def test_fabrik_view_from_python_without_blocking(capsys):
         assert sol.status == "reached"
     finally:
         v.stop()
+
+
+def test_echo_keeps_one_event_per_line_across_threads(monkeypatch):
+    """viser runs connect and drag callbacks on its own threads: events emitted at once stay whole lines."""
+    import json
+    import threading
+    import time
+
+    class SlowStream:  # a pipe that yields the thread on every write, as a busy one does
+        def __init__(self):
+            self.parts = []
+
+        def write(self, text):
+            time.sleep(0.0005)
+            self.parts.append(text)
+            return len(text)
+
+        def flush(self):
+            pass
+
+    stream = SlowStream()
+    v = Viewer(port=free_port(), verbose=False, echo=True)
+    try:
+        monkeypatch.setattr("sys.stdout", stream)
+        threads = [threading.Thread(target=lambda i=i: [v.emit("probe", thread=i, n=n) for n in range(20)])
+                   for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        monkeypatch.undo()
+        v.stop()
+    events = [json.loads(line) for line in "".join(stream.parts).splitlines()]
+    assert sorted((e["thread"], e["n"]) for e in events) == [(i, n) for i in range(6) for n in range(20)]

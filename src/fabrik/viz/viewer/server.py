@@ -163,6 +163,7 @@ class Viewer:
                   "can see and drive the scene", file=sys.stderr)
         self.host = host
         self.echo = bool(echo)
+        self._echo_lock = threading.Lock()  # connect and drag callbacks run on viser's threads
         logger = logging.getLogger("websockets.server")
         if _CLIENT_ERRORS not in logger.filters:
             logger.addFilter(_CLIENT_ERRORS)
@@ -235,7 +236,12 @@ class Viewer:
                 return v.item()
             return v
 
-        print(json.dumps({"event": event, **{k: plain(v) for k, v in data.items()}}), flush=True)
+        line = json.dumps({"event": event, **{k: plain(v) for k, v in data.items()}}) + "\n"
+        # One write per line under a lock: print() writes text and newline separately, so two
+        # threads emitting at once could join two events on one line.
+        with self._echo_lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
 
     def _on_connect(self, client) -> None:
         self._place(client)
