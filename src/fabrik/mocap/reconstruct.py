@@ -96,7 +96,8 @@ def _solve(skeleton: Skeleton, truth: np.ndarray, eff: list[int], method: str, t
 
     chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints)).name
     given = {}
-    for name, value in (("rigid_sub_bases", rigid_sub_bases), ("swing_limbs", swing_limbs), ("turn_search", True)):
+    for name, value in (("rigid_sub_bases", rigid_sub_bases), ("swing_limbs", swing_limbs), ("turn_search", True),
+                        ("reach_step", True)):
         if registry.takes_option(chosen, "skeleton", name):
             given[name] = value
     if registry.takes_option(chosen, "skeleton", "initial_frames") and options.get("initial_frames") is None:

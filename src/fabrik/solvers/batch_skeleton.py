@@ -196,9 +196,10 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     bad = np.flatnonzero(out_code < 0)
     if bad.size:
         raise_kernel_error(int(out_code[bad[0]]), skeleton, idx, None)
-    if with_frames and opts.turn_search and root_matrix is None:  # (a held root rotation turns nothing)
-        _turn_search(skeleton, names, goals, initial, root, tol, max_iter, opts, out_p, out_frames, out_it, out_err,
-                     out_code)
+    if (with_frames and opts.turn_search and root_matrix is None) or (not with_frames and opts.reach_step):
+        # (a held root rotation turns nothing)
+        _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames,
+                     out_it, out_err, out_code)
     status = out_code.astype(np.int8)
     return solution(out_p, out_it, out_err.max(axis=1), status, status == REACHED, chosen.name, STATUSES,
                     out_frames if with_frames else None, None, out_err, tuple(names))
@@ -245,23 +246,27 @@ def _check_root_targets(skeleton, arrays, idx, goals, roots) -> None:
                          "them")
 
 
-def _turn_search(skeleton, names, goals, initial, root, tol, max_iter, opts, out_p, out_frames, out_it, out_err,
-                 out_code) -> None:
-    """``turn_search``: every solve that ended short of its targets solved again by ``fabrik.solve``
-    itself (its first attempt is the batch's; the turned attempts follow, in Python), so the answer
-    is the single solve's."""
+def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames, out_it,
+                 out_err, out_code) -> None:
+    """``turn_search`` (with limits) or ``reach_step`` (without): every solve that ended short of its
+    targets solved again by ``fabrik.solve`` itself (its first attempt is the batch's; the retries
+    follow, in Python), so the answer is the single solve's."""
     from fabrik.solvers.api import solve
 
     for i in np.flatnonzero(out_code != REACHED).tolist():
         start = None if initial is None else _row(initial, i, 2)
         base = None if root is None else _row(root, i, 1)
-        frames = opts.initial_frames
-        frames = None if frames is None else _row(frames, i, 3)
-        sol = solve(skeleton, targets=dict(zip(names, goals[i])), initial=start, root=base, method=METHOD, tol=tol,
-                    max_iter=max_iter, rigid_sub_bases=opts.rigid_sub_bases, swing_limbs=opts.swing_limbs,
-                    turn_search=True, initial_frames=frames, root_rotation=opts.root_rotation)
+        more = dict(reach_step=True)
+        if with_frames:
+            frames = opts.initial_frames
+            more = dict(turn_search=True, initial_frames=None if frames is None else _row(frames, i, 3),
+                        root_rotation=opts.root_rotation)
+        sol = solve(skeleton, targets=dict(zip(names, goals[i])), initial=start, root=base,
+                    method=METHOD if with_frames else "fabrik", tol=tol, max_iter=max_iter,
+                    rigid_sub_bases=opts.rigid_sub_bases, swing_limbs=opts.swing_limbs, **more)
         out_p[i] = sol.positions
-        out_frames[i] = sol.extras["frames"]
+        if with_frames:
+            out_frames[i] = sol.extras["frames"]
         out_it[i] = sol.iterations
         out_err[i] = sol.extras["effector_error_array"]
         out_code[i] = STATUSES.index(sol.status)

@@ -4,8 +4,8 @@ frame warm-started from the same character's frame before (docs/batch.md, "Crowd
 Character c's answer is ``fabrik.solve_sequence``'s for its own take, bit for bit: skeleton
 FABRIK (with or without limits) runs every character's take in one compiled call, ``prange`` over
 characters (``fabrik.kernels.batch_tree.crowd_tree``, the single take's kernel per character);
-with ``turn_search`` a character whose take has a frame that ends short is solved again by the
-single take's path (its retries run in Python); other methods solve the characters one after
+with ``turn_search`` (with limits) or ``reach_step`` (without) a character whose take has a frame
+that ends short is solved again by the single take's path (its retries run in Python); other methods solve the characters one after
 another through the single take's path.
 """
 
@@ -129,7 +129,8 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
         frames_in[:, 0] = root_matrix
     root_from_target = roots is None
     rts = np.ascontiguousarray(np.repeat(initials[:, None, 0], frames, axis=1)) if roots is None else roots
-    turn = with_frames and opts.turn_search and root_matrix is None
+    # a character whose frame ends short is handed to the single take's path, which retries it
+    turn = (with_frames and opts.turn_search and root_matrix is None) or (not with_frames and opts.reach_step)
     out = np.empty((count, frames, n, 3))
     out_frames = np.empty((count, frames, n if with_frames else 0, 3, 3))
     iterations = np.zeros((count, frames), np.int64)
@@ -158,12 +159,14 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
                 raise_kernel_error(int(codes[c, f]), skeleton, idx, f)
             except ValueError as exc:
                 raise ValueError(f"character {c}, {exc}") from None
-        # turn_search: a frame ended short; the single take's path retries it and goes on
+        # turn_search or reach_step: a frame ended short; the single take's path retries it and goes on
         take = solve_skeleton_sequence(skeleton, idx, paths[c], initials[0 if initials.shape[0] == 1 else c],
                                        None if roots is None else roots[0 if roots.shape[0] == 1 else c], tol, cap,
                                        opts.rigid_sub_bases, opts.swing_limbs,
-                                       initial_frames=frames_in[0 if frames_in.shape[0] == 1 else c],
-                                       root_rotation=opts.root_rotation, turn_search=True, with_frames=True)
+                                       initial_frames=frames_in[0 if frames_in.shape[0] == 1 else c]
+                                       if with_frames else None,
+                                       root_rotation=opts.root_rotation, turn_search=opts.turn_search,
+                                       reach_step=opts.reach_step, with_frames=with_frames)
         out[c], out_frames[c], iterations[c], errors[c], codes[c] = (take.positions, take.frames, take.iterations,
                                                                      take.effector_errors, take.status_codes)
     return SequenceSolution(out, iterations, errors, codes, chosen.name, tuple(names),

@@ -35,6 +35,11 @@ Options (``TrackingOptions``; each works with or without the others):
   ``fabrik.mocap.save_take`` writes exactly the solved positions.
 * ``swing_limbs`` (default True): swing every limb (``fabrik.model.rig.limb_tops``) rigidly about
   its hip or shoulder joint towards its targets before iterating; a warm start for tracking.
+* ``reach_step`` (default False; ``fabrik reconstruct`` turns it on), used without limits: a
+  solve that ends short of its targets is tried again from a start whose held trunk groups (the
+  pelvis, a chest on it) are turned so that each target lies within its limb's reach
+  (``fabrik.solvers.reach_step``); the answer that reaches, else the lower largest error, wins,
+  and ``iterations`` counts both attempts.
 * With joint limits (``Skeleton.with_constraints``): every joint carries a frame (module
   ``fabrik.model.geometry``), bones are placed inside their limits in both stages (section
   4.3; the limit conventions follow below), and ``initial_frames`` (n, 3, 3) give the start
@@ -92,6 +97,7 @@ from fabrik.solvers.result import ConstrainedExtras
 from fabrik.solvers.registry import DEFAULT_MAX_ITER, Solver, add
 from fabrik.solvers.result import STATUSES, SequenceSolution, Solution
 from fabrik.solvers.skeleton_inputs import _writable, array_inputs, prepare, raise_kernel_error, target_arrays
+from fabrik.solvers.reach_step import retry_short, trunk_layout
 from fabrik.solvers.turn_search import (TURN_SEARCH_DEGREES, TURN_SEARCH_MAX_ITER, branches, search_turns,
                                         turn_rotations)
 
@@ -126,12 +132,14 @@ class FrameOptions:
 @dataclass(frozen=True, eq=False)
 class TrackingOptions:
     """The options of skeleton FABRIK (module docstring): ``rigid_sub_bases`` (``RIGID_MODES``,
-    default ``"auto"``), ``swing_limbs`` (default True), and, used with limits, ``turn_search``
-    (default False), ``initial_frames`` and ``root_rotation`` (as ``FrameOptions`` says)."""
+    default ``"auto"``), ``swing_limbs`` (default True), used without limits ``reach_step``
+    (default False), and, used with limits, ``turn_search`` (default False), ``initial_frames``
+    and ``root_rotation`` (as ``FrameOptions`` says)."""
 
     rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES
     swing_limbs: bool = DEFAULT_SWING_LIMBS
     turn_search: bool = False
+    reach_step: bool = False
     initial_frames: Any = None
     root_rotation: Any = None
 
@@ -139,7 +147,7 @@ class TrackingOptions:
         mode = rigid_mode(self.rigid_sub_bases)
         if not isinstance(mode, (bool, str)) or mode not in (False, True, "limbs", "auto"):
             raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {self.rigid_sub_bases!r}")
-        for name in ("swing_limbs", "turn_search"):
+        for name in ("swing_limbs", "turn_search", "reach_step"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
@@ -181,7 +189,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     arrays, indices, positions, _, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     if not (bool(skeleton.constraints) if with_frames is None else with_frames):
         return _solve_plain(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol),
-                            int(max_iter), options.rigid_sub_bases, options.swing_limbs, ext)
+                            int(max_iter), options.rigid_sub_bases, options.swing_limbs, ext, options.reach_step)
     frames = options.initial_frames
     if frames is not None:
         frames = _check_frames(frames, skeleton.n_joints)
@@ -193,21 +201,30 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
 
 
 def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_target: bool, tol: float,
-                 max_iter: int, rigid_sub_bases, swing_limbs: bool, ext=None) -> Solution:
+                 max_iter: int, rigid_sub_bases, swing_limbs: bool, ext=None, reach_step: bool = False) -> Solution:
     """One kernel call without limits on checked inputs, and its ``Solution`` (errors by joint
     name, and as an array in ``extras["effector_error_array"]``; the released groups' centres).
-    ``ext``: the kernel's weights, poles and obstacles (``fabrik.solvers.extended``), or None."""
+    ``ext``: the kernel's weights, poles and obstacles (``fabrik.solvers.extended``), or None;
+    ``reach_step``: a short answer retried from turned trunk groups (``fabrik.solvers.reach_step``)."""
     groups, limits, options = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
-    released = np.zeros_like(groups.releasable)
-    task = TreeTask(idx, pos, initial, NO_FRAMES, root, root_from_target)
     stop = _stop(tol, max_iter)
-    if ext is None:
-        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released)
-    else:
-        out, _, _, iterations, errors, code = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released,
-                                                          ext)
-    if code < 0:
-        raise_kernel_error(code, skeleton, idx)
+
+    def attempt(p):
+        # (the kernel's 6-tuple with the groups this attempt released in place of its row_active)
+        released = np.zeros_like(groups.releasable)
+        task = TreeTask(idx, pos, p, NO_FRAMES, root, root_from_target)
+        if ext is None:
+            answer = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released)
+        else:
+            answer = fabrik_tree(arrays.tree, groups, limits, task, stop, options, released, ext)
+        return (answer[0], answer[1], released, *answer[3:])
+
+    answer = attempt(initial)
+    if answer[5] < 0:
+        raise_kernel_error(answer[5], skeleton, idx)
+    if reach_step and answer[5] != REACHED:
+        answer = retry_short(attempt, answer, trunk_layout(arrays.parents, arrays.lengths, groups, idx), pos, tol)
+    out, _, released, iterations, errors, code = answer
     names = skeleton.names
     err = errors.tolist()
     return Solution(out, iterations, max(err), STATUSES[code], "fabrik",
@@ -296,7 +313,7 @@ def constrained_skeleton_solution(skeleton, method, positions, frames, row_activ
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
                           max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES,
                           swing_limbs: bool = DEFAULT_SWING_LIMBS, *, initial_frames=None, root_rotation=None,
-                          turn_up=None, with_frames=None) -> Solution:
+                          turn_up=None, reach_step: bool = False, with_frames=None) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
     Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
@@ -315,6 +332,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
             frame's ``extras["frames"]`` when tracking).
         turn_up: with limits, the rest up axis (``fabrik.model.geometry.rest_up``) to retry a
             frame that ends short from turned starts as ``turn_search`` does; None: no retry.
+        reach_step: without limits, retry a solve that ends short as ``TrackingOptions`` says.
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -330,7 +348,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
     idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
     if not (bool(skeleton.constraints) if with_frames is None else with_frames):
         return _solve_plain(skeleton, arrays, idx, pos, p0, r, root_from_target, check_tol(tol),
-                            check_max_iter(max_iter), rigid_sub_bases, swing_limbs)
+                            check_max_iter(max_iter), rigid_sub_bases, swing_limbs, reach_step=reach_step)
     frames = None
     if initial_frames is not None:
         frames = _writable(initial_frames, np.float64, "initial_frames")
@@ -348,15 +366,15 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
                             swing_limbs: bool = DEFAULT_SWING_LIMBS,
                             progress: Callable[[int], None] | None = None, chunk: int | None = None, *,
                             initial_frames=None, root_rotation=None, turn_search: bool = False,
-                            with_frames=None) -> SequenceSolution:
+                            reach_step: bool = False, with_frames=None) -> SequenceSolution:
     """Multi-end-effector FABRIK over F frames of a take, each frame started from the answer (and,
     with limits, the frames) of the frame before, in compiled runs.
 
     Frame by frame the same as calling ``solve_skeleton_arrays`` with the previous frame's
     ``positions`` (and ``extras["frames"]``) as the start (to the last bit), without its
-    per-frame Python cost. With limits and ``turn_search`` a run stops after a frame that ends
-    short of its targets; that frame is solved again as ``turn_search`` says, and the take goes on
-    from its answer.
+    per-frame Python cost. With limits and ``turn_search``, or without limits and ``reach_step``,
+    a run stops after a frame that ends short of its targets; that frame is solved again as the
+    option says, and the take goes on from its answer.
 
     Args:
         skeleton: a ``fabrik.Skeleton``.
@@ -370,7 +388,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
             frames (e.g. a tqdm bar's ``update``).
         chunk: frames per compiled call when ``progress`` is given (default: about 1% of F).
         initial_frames, root_rotation, turn_search: with limits, as ``TrackingOptions`` says
-            (``initial_frames`` for frame 0).
+            (``initial_frames`` for frame 0); reach_step: without limits, as it says.
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -416,6 +434,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     up = rest_up(skeleton) if limited and turn_search and root_matrix is None else None
     if up is not None:
         rotations, branch = turn_rotations(up), branches(arrays.parents)
+    trunk = trunk_layout(arrays.parents, arrays.lengths, groups, idx) if reach_step and not limited else None
+    retry = up is not None or trunk is not None
     out = np.empty((frames, n, 3))
     out_frames = np.empty((frames, n, 3, 3)) if limited else NO_FRAMES
     iterations = np.zeros(frames, dtype=np.int64)
@@ -423,8 +443,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     codes = np.zeros(frames, dtype=np.int64)
     prev, prev_frames = p0, F0
     step = frames if progress is None else max(1, int(chunk) if chunk else frames // 100)
-    one = TakeOut(np.empty((1, n, 3)), np.empty((1, n, 3, 3)), np.zeros(1, dtype=np.int64), np.zeros((1, k)),
-                  np.zeros(1, dtype=np.int64))  # a turned attempt's answer
+    one = TakeOut(np.empty((1, n, 3)), np.empty((1, n, 3, 3)) if limited else NO_FRAMES, np.zeros(1, dtype=np.int64),
+                  np.zeros((1, k)), np.zeros(1, dtype=np.int64))  # a retried attempt's answer
     run_stop = _stop(tol, max_iter)
     start = 0
     while start < frames:
@@ -432,28 +452,34 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
         take = TreeTake(idx, pos[start:stop], prev, prev_frames, rts[start:stop], root_from_target)
         written = TakeOut(out[start:stop], out_frames[start:stop] if limited else NO_FRAMES, iterations[start:stop],
                           errors[start:stop], codes[start:stop])
-        done = fabrik_tree_frames(arrays.tree, groups, limits, take, run_stop, options, up is not None, written)
+        done = fabrik_tree_frames(arrays.tree, groups, limits, take, run_stop, options, retry, written)
         if done < stop - start and codes[start + done] < 0:  # (a frame not yet written has code 0)
             raise_kernel_error(int(codes[start + done]), skeleton, idx, start + done)
         end = start + done
-        if up is not None and codes[end - 1] != REACHED:  # the run stopped after this frame
+        if retry and codes[end - 1] != REACHED:  # the run stopped after this frame
             f = end - 1
             p_start = prev if f == start else out[f - 1]
-            F_start = prev_frames if f == start else out_frames[f - 1]
+            F_start = prev_frames if f == start or not limited else out_frames[f - 1]
 
             def attempt(p, F, cap=max_iter, f=f):
                 # the run's own kernel (no second compiled signature to load on the first retry)
                 fabrik_tree_frames(arrays.tree, groups, limits,
                                    TreeTake(idx, pos[f:f + 1], p, F, rts[f:f + 1], root_from_target),
                                    _stop(tol, min(cap, max_iter)), options, False, one)
-                return (one.positions[0].copy(), one.frames[0].copy(), None, int(one.iterations[0]),
-                        one.errors[0].copy(), int(one.codes[0]))
+                return (one.positions[0].copy(), one.frames[0].copy() if limited else NO_FRAMES, None,
+                        int(one.iterations[0]), one.errors[0].copy(), int(one.codes[0]))
 
-            # the run's own answer for frame f is the unturned attempt (the kernel is deterministic)
-            first = (out[f].copy(), out_frames[f].copy(), None, int(iterations[f]), errors[f].copy(), int(codes[f]))
-            answer = search_turns(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
-                                  arrays.parents, idx, tol, rotations, branch)
-            out[f], out_frames[f], _, iterations[f], errors[f], codes[f] = answer
+            # the run's own answer for frame f is the first attempt (the kernel is deterministic)
+            first = (out[f].copy(), out_frames[f].copy() if limited else NO_FRAMES, None, int(iterations[f]),
+                     errors[f].copy(), int(codes[f]))
+            if up is not None:
+                answer = search_turns(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start),
+                                      up, arrays.parents, idx, tol, rotations, branch)
+            else:
+                answer = retry_short(lambda p: attempt(p, NO_FRAMES), first, trunk, pos[f], tol)
+            out[f], frames_f, _, iterations[f], errors[f], codes[f] = answer
+            if limited:
+                out_frames[f] = frames_f
         prev = out[end - 1]
         if limited:
             prev_frames = out_frames[end - 1]
@@ -470,7 +496,7 @@ def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, 
     return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options.rigid_sub_bases,
                                    options.swing_limbs, progress, initial_frames=options.initial_frames,
                                    root_rotation=options.root_rotation, turn_search=options.turn_search,
-                                   with_frames=with_frames)
+                                   reach_step=options.reach_step, with_frames=with_frames)
 
 
 def _frame_solver(skeleton, indices, tol, max_iter, options):
