@@ -214,3 +214,14 @@ def test_device_bad_input(walkers):
     with pytest.raises(ValueError, match="root .* conflicts"):
         fabrik.solve_batch(skeleton, {"pelvis": wp.array(rows[:, 0] + 1.0, dtype=wp.float64, device="cpu")},
                            root=np.zeros(3), backend="warp", **PLAIN)
+
+
+def test_straight_paths_stuck_on_the_line_are_handed_back(handed):
+    """A straight chain-like tree with targets on its line (section 5.4: the nudge across the line)
+    is handed back to the CPU; a bent target is solved on the device."""
+    skeleton = fabrik.Skeleton.from_parents(["a", "b", "c", "d"], [-1, 0, 1, 2],
+                                            np.array([[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 1, 0.0]]))
+    targets = np.array([[[0, 1.5, 0]], [[0, 2.5, 0]], [[0.5, 1.0, 0.2]]])
+    result = fabrik.solve_batch(skeleton, targets, effectors=["d"], backend="warp", device="cpu", **PLAIN)
+    assert_rows_match(skeleton, result, ["d"], targets)
+    assert handed == [2] and result.reached.all()
