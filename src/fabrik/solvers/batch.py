@@ -119,7 +119,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             method).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-            Skeletons and arms on ``"warp"`` run on the CPU with a ``HostFallbackWarning``.
+            A skeleton runs on Warp's skeleton kernel in the plain configuration (method
+            ``"fabrik"``, no limits, ``rigid_sub_bases=False, swing_limbs=False``), its targets,
+            ``initial`` and ``root`` possibly device arrays (answers of the same kind); in any
+            other configuration, and arms always, on the CPU with a ``HostFallbackWarning``.
         layout: the numba backend's arrangement for chains, one of ``LAYOUTS`` (all give the same
             answers; default ``"lockstep"``); refused with ``backend="warp"``, which has one
             arrangement, and for skeletons and arms.
@@ -127,7 +130,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         effectors: a skeleton's targeted joints for an (N, k, 3) ``targets`` array.
-        precision: ``"float64"`` (default) or ``"float32"`` (chains on ``backend="warp"``).
+        precision: ``"float64"`` (default) or ``"float32"`` (chains, and plain skeletons, on
+            ``backend="warp"``).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``; skeletons:
             ``TrackingOptions``; arms: the arm method's, but ``time_budget`` and ``nearest``).
 
@@ -145,12 +149,13 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     method = registry.name_of(method)
     if precision not in ("float64", "float32"):
         raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
-    if precision != "float64" and (backend != "warp" or not isinstance(model, Chain)):
-        raise ValueError("precision='float32' is for chains on backend='warp'; the numba kernels (and skeletons and "
-                         "arms on any backend) solve in float64")
+    if precision != "float64" and (backend != "warp" or not isinstance(model, Chain) and not _is_skeleton(model)):
+        raise ValueError("precision='float32' is for chains on backend='warp' (and skeletons there, in the plain "
+                         "configuration rigid_sub_bases=False, swing_limbs=False); the numba kernels (and arms on "
+                         "any backend) solve in float64")
     if not isinstance(model, Chain):
         return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
-                            progress, effectors, options)
+                            progress, effectors, options, precision)
     if effectors is not None:
         raise ValueError("effectors names a skeleton's targeted joints; a chain has one effector, its last joint")
     rotations = None
@@ -246,8 +251,14 @@ def _host(values) -> np.ndarray:
     return np.asarray(to_host(values))
 
 
+def _is_skeleton(model) -> bool:
+    from fabrik.model.skeleton import Skeleton
+
+    return isinstance(model, Skeleton)
+
+
 def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device, progress,
-                 effectors, options) -> BatchSolution:
+                 effectors, options, precision="float64") -> BatchSolution:
     """``solve_batch`` for a skeleton or an arm (``fabrik.solvers.batch_skeleton``,
     ``fabrik.solvers.batch_arm``)."""
     from fabrik.model.arm import Arm
@@ -267,9 +278,22 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
     if backend == "warp":
         from fabrik.solvers.batch_device import on_host
 
+        reason = None
+        if isinstance(model, Skeleton):
+            from fabrik.solvers.batch_skeleton import device_blocker, skeleton_route
+
+            chosen, opts = skeleton_route(model, method, options)
+            reason = device_blocker(model, chosen, opts)
+            if reason is None:
+                return _skeleton_on_device(model, targets, effectors, initial, root, tol, max_iter, chosen, threads,
+                                           device, precision, progress, options)
+            if precision != "float64":
+                raise ValueError(f"precision='float32' is for chains and plain skeletons on backend='warp'; this "
+                                 f"skeleton batch uses {reason}, solved on the CPU in float64 (pass "
+                                 "rigid_sub_bases=False, swing_limbs=False, without limits, for the Warp kernel)")
         return on_host(lambda t, i, r, o: _solve_other(model, t, i, r, tol, max_iter, method, "numba", None, threads,
                                                      None, progress, effectors, o),
-                       model, targets, initial, root, device, options)
+                       model, targets, initial, root, device, options, reason)
     if isinstance(model, Skeleton):
         from fabrik.solvers.batch_skeleton import solve_skeleton_batch
 
@@ -286,6 +310,25 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
     return solve_arm_batch(model, targets, initial=initial, tol=tol, max_iter=max_iter, method=method,
                            threads=threads, progress=progress, options=options, run_parallel=_parallel,
                            solution=BatchSolution)
+
+
+def _skeleton_on_device(skeleton, targets, effectors, initial, root, tol, max_iter, chosen, threads, device,
+                        precision, progress, options) -> BatchSolution:
+    """A plain skeleton batch on the Warp kernel (``fabrik.solvers.batch_device.solve_skeleton_on_device``),
+    the rows it hands back solved by the numba batch."""
+    from fabrik.solvers.batch_device import solve_skeleton_on_device
+
+    tol = check_tol(tol)
+    solver = chosen.skeleton
+    cap = solver.max_iter if max_iter is None else check_max_iter(max_iter)
+
+    def host_solve(t, i, r, names):
+        return _solve_other(skeleton, t, i, r, tol, max_iter, chosen.name, "numba", None, threads, None, False,
+                            names, options)
+
+    return solve_skeleton_on_device(skeleton, targets, effectors, initial, root, tol=tol, cap=cap,
+                                    ceiling=solver.max_iter_ceiling, device=device, precision=precision,
+                                    progress=progress, host_solve=host_solve, solution=BatchSolution)
 
 
 def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,

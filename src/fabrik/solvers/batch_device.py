@@ -11,10 +11,18 @@ the CPU solves (``fabrik.solvers.batch``'s numba path) and writes back; and one 
 array for the check that every value is finite. Host (NumPy) targets with ``precision="float32"``
 run the same way and come back as NumPy arrays.
 
-Skeletons and arms have no Warp kernel (their kernels, ``fabrik.kernels.fabrik_tree`` and
-``fabrik.kernels.arm_ik`` / ``arm_methods``, are not ported): with ``backend="warp"`` they are
-solved on the CPU by the numba batch, device inputs copied to the host and the answers copied
-back to the inputs' device, with a ``HostFallbackWarning`` saying so (``on_host``).
+Skeletons in the plain configuration (method ``"fabrik"``, no joint limits, ``rigid_sub_bases=False``,
+``swing_limbs=False``; ``solve_skeleton_on_device``) run the same way on the Warp skeleton kernel
+(``fabrik.kernels.batch_warp_tree``, float64 or float32): targets (N, k, 3) or ``{joint: (N, 3)}``
+of device arrays, ``initial`` and ``root`` too, stay on the device; the rows the kernel hands back
+cross to the host and are solved by the numba skeleton batch; answers (effector errors included)
+come back as the targets' kind. Host (NumPy) inputs work too and get NumPy answers.
+
+Arms have no Warp kernel (``fabrik.kernels.arm_ik`` / ``arm_methods`` are not ported), nor have
+skeletons in any other configuration (limits, rigid sub-bases, limb swing): with ``backend="warp"``
+they are solved on the CPU by the numba batch, device inputs copied to the host and the answers
+copied back to the inputs' device, with a ``HostFallbackWarning`` saying so, and, for a skeleton,
+which options keep it off the device (``on_host``).
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from fabrik._validation import MAX_COORDINATE
 
 class HostFallbackWarning(RuntimeWarning):
     """``solve_batch(backend="warp")`` solved a skeleton or an arm on the CPU (no Warp kernel for
-    them); device arrays were copied to the host and back."""
+    arms; skeletons beyond the plain configuration, ``solve_skeleton_on_device``); device arrays
+    were copied to the host and back."""
 
 
 def is_device_array(value) -> bool:
@@ -76,6 +85,53 @@ def _flat(wp, arr):
     return arr.flatten() if arr.is_contiguous else wp.clone(arr).flatten()
 
 
+def _place(wp, value, name, shapes, real, dtype, dev, checks):
+    """A device array for ``value`` (a device or a host array) of one of ``shapes``, as (rows,
+    ...): a value of ``shapes[0]`` (one for every row) gets a leading axis of 1. Device values are
+    appended to ``checks`` as (name, array) for ``_check_finite``; host values are checked here."""
+    from fabrik.solvers.batch import _finite
+
+    if is_device_array(value):
+        arr = _to_warp(wp, value, name, real, dev)
+        checks.append((name, arr))
+    else:
+        host = _finite(value, name)
+        arr = None
+    shape = tuple(arr.shape if arr is not None else host.shape)
+    if shape not in shapes:
+        raise ValueError(f"{name} must have shape {' or '.join(str(s) for s in shapes)}, got {shape}")
+    if arr is None:
+        arr = wp.array(np.ascontiguousarray(host, dtype=dtype), dtype=real, device=dev)
+    if len(shape) == len(shapes[0]):  # one for every target
+        arr = arr.reshape((1,) + shape) if arr.is_contiguous else wp.clone(arr).reshape((1,) + shape)
+    return arr
+
+
+def _check_finite(wp, k, checks, real, dev) -> None:
+    """ValueError naming the first of ``checks`` ((name, Warp array) pairs) holding a NaN, an inf
+    or a coordinate not below ``MAX_COORDINATE``: one integer per array crosses to the host."""
+    flag = wp.zeros(1, dtype=wp.int32, device=dev)
+    for name, arr in checks:
+        wp.launch(k.bad_values, dim=arr.size, inputs=[_flat(wp, arr), MAX_COORDINATE if real is wp.float64 else 3e38,
+                                                       flag], device=dev)
+        if int(flag.numpy()[0]):
+            raise ValueError(f"{name} contains a non-finite value (NaN or inf) or a coordinate not below "
+                             f"{MAX_COORDINATE:g}")
+
+
+def _gather(wp, k, arr, rows, handed: int, width: int, real, dev) -> np.ndarray:
+    """The rows ``rows`` (a device int32 array of ``handed`` row indices) of ``arr`` ((1 or N, ...),
+    ``width`` values a row) as a float64 host array of (handed, width) rows, gathered on the device
+    so that only those rows cross; an array of one row (shared by every target) as that row."""
+    if arr.shape[0] == 1:
+        return arr.numpy()[0].astype(np.float64)
+    flat = arr if arr.is_contiguous else wp.clone(arr)
+    out = wp.empty((handed, width), dtype=real, device=dev)
+    wp.launch(k.gather_rows, dim=(handed, width), inputs=[flat.reshape((flat.shape[0], width)), rows, out],
+              device=dev)
+    return out.numpy().astype(np.float64)
+
+
 def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int, ceiling: int, turn: bool, device,
                           precision: str, progress: bool, host_solve, solution):
     """Plain chain FABRIK for every target with Warp (module docstring). ``cap`` the iteration
@@ -112,21 +168,7 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
     count = t.shape[0]
 
     def place(value, name, shapes):
-        """A device array for ``value`` (device or host) of one of ``shapes``, as (rows, ...)."""
-        if is_device_array(value):
-            arr = _to_warp(wp, value, name, real, dev)
-            checks.append((name, arr))
-        else:
-            host = _finite(value, name)
-            arr = None
-        shape = tuple(arr.shape if arr is not None else host.shape)
-        if shape not in shapes:
-            raise ValueError(f"{name} must have shape {' or '.join(str(s) for s in shapes)}, got {shape}")
-        if arr is None:
-            arr = wp.array(np.ascontiguousarray(host, dtype=dtype), dtype=real, device=dev)
-        if len(shape) == len(shapes[0]):  # one for every target
-            arr = arr.reshape((1,) + shape) if arr.is_contiguous else wp.clone(arr).reshape((1,) + shape)
-        return arr
+        return _place(wp, value, name, shapes, real, dtype, dev, checks)
 
     if initial is None:
         starts = wp.array(model._kernel_rest[None].astype(dtype), dtype=real, device=dev)
@@ -137,13 +179,7 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
     else:
         roots = place(root, "root", [(3,), (count, 3)])
         root_step = 0 if roots.shape[0] == 1 else 1
-    flag = wp.zeros(1, dtype=wp.int32, device=dev)
-    for name, arr in checks:
-        wp.launch(k.bad_values, dim=arr.size, inputs=[_flat(wp, arr), MAX_COORDINATE if real is wp.float64 else 3e38,
-                                                       flag], device=dev)
-        if int(flag.numpy()[0]):
-            raise ValueError(f"{name} contains a non-finite value (NaN or inf) or a coordinate not below "
-                             f"{MAX_COORDINATE:g}")
+    _check_finite(wp, k, checks, real, dev)
     cap = min(cap, ceiling)
     sliced = cap > SLICE_ITERATIONS
     lengths = model._kernel_lengths
@@ -167,13 +203,7 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
             rows = back[:handed]
 
             def gather(arr, width):
-                if arr.shape[0] == 1:
-                    return arr.numpy()[0].astype(np.float64)
-                flat = arr if arr.is_contiguous else wp.clone(arr)
-                out = wp.empty((handed, width), dtype=real, device=dev)
-                wp.launch(k.gather_rows, dim=(handed, width), inputs=[flat.reshape((flat.shape[0], width)), rows, out],
-                          device=dev)
-                return out.numpy().astype(np.float64)
+                return _gather(wp, k, arr, rows, handed, width, real, dev)
 
             sub = host_solve(gather(t, 3), None if initial is None else gather(starts, 3 * n).reshape(-1, n, 3),
                              None if root is None else gather(roots, 3))
@@ -187,6 +217,150 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
             bar.update(count)
     out = _converter(targets) if on_device else (lambda w: w.numpy())
     return solution(out(p), out(it), out(err), out(code), out(reached), "fabrik", STATUSES)
+
+
+def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol: float, cap: int, ceiling: int,
+                             device, precision: str, progress: bool, host_solve, solution):
+    """Plain skeleton FABRIK (``rigid_sub_bases=False``, ``swing_limbs=False``, no limits) for
+    every row of targets with Warp (``fabrik.kernels.batch_warp_tree``; module docstring).
+    ``targets``: (N, k, 3) for the joints ``effectors`` (default the leaves) or ``{joint: (N, 3)}``,
+    device or host arrays; ``cap`` the iteration cap, ``ceiling`` the method's ceiling;
+    ``host_solve(targets (h, k, 3), initial, root, names)`` solves host rows as ``solve_batch``
+    does on numba (a ``BatchSolution``); ``solution`` the ``BatchSolution`` type. Host inputs get
+    host (NumPy) answers, iterations int64 as on numba; device inputs answers of their kind."""
+    from fabrik._progress import progress_bar
+    from fabrik.kernels.batch_warp import WARP_MAX_ITER, get_device, kernels
+    from fabrik.kernels.batch_warp_tree import kernels as tree_kernels
+    from fabrik.kernels.batch_warp_tree import scratch_shapes, tree_scalars, tree_tables
+    from fabrik.model.rig import rig
+    from fabrik.solvers.batch_skeleton import _check_root_targets, _joint_list, effector_targets, per_solve
+    from fabrik.solvers.registry import SLICE_ITERATIONS
+    from fabrik.solvers.result import STATUSES
+    from fabrik.solvers.skeleton_inputs import target_arrays
+
+    wp, k = kernels(precision)
+    _, kt = tree_kernels(precision)
+    real, dtype = k.real, k.dtype
+    arrays = rig(skeleton)
+    n = arrays.parents.shape[0]
+    checks: list = []
+    mapping = isinstance(targets, Mapping)
+    first = _first_device_array(targets)
+    if first is None:  # host targets: the numba path's checks, then one copy to the device
+        idx, names, goals = effector_targets(skeleton, targets, effectors, arrays)
+        dev = get_device(wp, device)
+        t = wp.array(np.ascontiguousarray(goals, dtype=dtype), dtype=real, device=dev)
+    else:
+        dev = _to_warp(wp, first, "targets", real).device
+        if device is not None and str(get_device(wp, device)) != str(dev):
+            raise ValueError(f"device={device!r}, but the targets are on {dev}")
+        if mapping:
+            if effectors is not None:
+                raise ValueError("effectors names the joints of an (N, k, 3) targets array; a mapping {joint: (N, 3)} "
+                                 "names its own")
+            keys = list(targets)
+            paths = []
+            for key, value in targets.items():
+                if not is_device_array(value):
+                    raise ValueError(f"targets[{key!r}] is a host array, other targets device arrays: give them on "
+                                     "one device")
+                path = _to_warp(wp, value, f"targets[{key!r}]", real, dev)
+                if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
+                    raise ValueError(f"targets[{key!r}] must have shape (N, 3) with N >= 1 (one goal per solve), got "
+                                     f"{path.shape}")
+                if paths and path.shape[0] != paths[0].shape[0]:
+                    raise ValueError(f"targets[{key!r}] has {path.shape[0]} rows, the targets before it "
+                                     f"{paths[0].shape[0]}; every joint needs one goal per solve")
+                checks.append((f"targets[{key!r}]", path))
+                paths.append(path)
+            t = wp.empty((paths[0].shape[0], len(paths), 3), dtype=real, device=dev)
+            for col, path in enumerate(paths):
+                wp.launch(kt.put_column, dim=(path.shape[0], 3), inputs=[path, col, t], device=dev)
+        else:
+            keys = list(skeleton.leaves) if effectors is None else _joint_list(effectors)
+            t = _to_warp(wp, targets, "targets", real, dev)
+            if t.ndim != 3 or tuple(t.shape[1:]) != (len(keys), 3) or t.shape[0] < 1:
+                which = "the skeleton's leaves (effectors=None)" if effectors is None else "effectors"
+                raise ValueError(f"targets must have shape (N, {len(keys)}, 3), one row of goals per solve for the "
+                                 f"{len(keys)} joints of {which}, or be a mapping {{joint: (N, 3)}}; got {t.shape}")
+            if not t.is_contiguous:
+                t = wp.clone(t)
+            checks.append(("targets", t))
+        idx, _, names = target_arrays(skeleton, {key: np.zeros(3) for key in keys}, arrays)
+        if len(set(idx.tolist())) != len(keys):
+            raise ValueError(f"targets must name each joint once, got {keys!r}")
+    count, kk = t.shape[0], idx.shape[0]
+    host_in = first is None and not any(is_device_array(v) for v in (initial, root))
+
+    def place(value, name, shape):
+        if is_device_array(value):
+            return _place(wp, value, name, [shape, (count,) + shape], real, dtype, dev, checks)
+        host = per_solve(value, name, shape, count)  # the numba path's checks and messages
+        return wp.array(host.astype(dtype), dtype=real, device=dev)
+
+    starts = wp.array(arrays.rest[None].astype(dtype), dtype=real, device=dev) if initial is None else \
+        place(initial, "initial", (n, 3))
+    if root is None:
+        roots, root_step = wp.zeros((1, 3), dtype=real, device=dev), -1
+    else:
+        roots = place(root, "root", (3,))
+        root_step = 0 if roots.shape[0] == 1 else 1
+        if host_in:
+            _check_root_targets(skeleton, arrays, idx, goals, roots.numpy().astype(np.float64))
+    _check_finite(wp, k, checks, real, dev)
+    cap = min(cap, ceiling)
+    sliced = cap > SLICE_ITERATIONS
+    slot, active, active_list = tree_tables(arrays.parents, idx)
+    scale, eps, stol = tree_scalars(arrays.lengths, tol)
+
+    def on(values, kind=None):
+        return wp.array(np.ascontiguousarray(values, dtype=kind or dtype), dtype=wp.int32 if kind else real,
+                        device=dev)
+
+    scratch = [wp.empty(shape, dtype=real if kind == "real" else wp.int32, device=dev)
+               for shape, kind in scratch_shapes(count, n, kk)]
+    p = wp.empty((count, n, 3), dtype=real, device=dev)
+    errors = wp.empty((count, kk), dtype=real, device=dev)
+    it = wp.zeros(count, dtype=wp.int32, device=dev)
+    err = wp.zeros(count, dtype=real, device=dev)
+    code = wp.zeros(count, dtype=wp.int8, device=dev)
+    reached = wp.zeros(count, dtype=wp.bool, device=dev)
+    back_count = wp.zeros(1, dtype=wp.int32, device=dev)
+    back = wp.empty(count, dtype=wp.int32, device=dev)
+    with progress_bar(progress, count, "solve_batch", "solve") as bar:
+        wp.launch(kt.fabrik_tree_rows, dim=count, device=dev,
+                  inputs=[t, starts, 0 if starts.shape[0] == 1 else 1, roots, root_step,
+                          on(arrays.parents, np.int32), on(arrays.lengths), on(arrays.rest_dirs), on(arrays.reach),
+                          on(idx, np.int32), on(slot, np.int32), on(active, np.int32), on(active_list, np.int32),
+                          float(tol), int(min(SLICE_ITERATIONS if sliced else cap, WARP_MAX_ITER)), scale, eps, stol,
+                          int(sliced)] + scratch,
+                  outputs=[p, errors, it, err, code, reached, back_count, back])
+        handed = int(back_count.numpy()[0])
+        if handed:
+            rows = back[:handed]
+
+            def gather(arr, width):
+                return _gather(wp, k, arr, rows, handed, width, real, dev)
+
+            sub = host_solve(gather(t, 3 * kk).reshape(-1, kk, 3),
+                             None if initial is None else gather(starts, 3 * n).reshape(-1, n, 3),
+                             None if root is None else gather(roots, 3), list(names))
+            wp.launch(k.scatter_answers, dim=handed, device=dev,
+                      inputs=[rows, wp.array(sub.positions.astype(dtype), dtype=real, device=dev),
+                              wp.array(sub.iterations.astype(np.int32), dtype=wp.int32, device=dev),
+                              wp.array(sub.error.astype(dtype), dtype=real, device=dev),
+                              wp.array(sub.status.astype(np.int8), dtype=wp.int8, device=dev)],
+                      outputs=[p, it, err, code, reached])
+            wp.launch(kt.scatter_rows, dim=(handed, kk), device=dev,
+                      inputs=[rows, wp.array(sub.effector_errors.astype(dtype), dtype=real, device=dev), errors])
+        if bar is not None:
+            bar.update(count)
+    if first is None:
+        return solution(p.numpy(), it.numpy().astype(np.int64), err.numpy(), code.numpy(), reached.numpy(), "fabrik",
+                        STATUSES, None, None, errors.numpy(), tuple(names))
+    out = _converter(first)
+    return solution(out(p), out(it), out(err), out(code), out(reached), "fabrik", STATUSES, None, None, out(errors),
+                    tuple(names))
 
 
 def to_host(value):
@@ -215,18 +389,25 @@ def _first_device_array(value):
     return value if is_device_array(value) else None
 
 
-def on_host(run, model, targets, initial, root, device, options):
+def on_host(run, model, targets, initial, root, device, options, reason=None):
     """A skeleton or arm batch asked of Warp: solved by ``run(targets, initial, root, options)`` on
-    the CPU (numba), with a ``HostFallbackWarning``; device inputs copied to the host and, when the
-    targets were on a device, every array of the answer copied back to it as the targets' kind."""
+    the CPU (numba), with a ``HostFallbackWarning`` (for a skeleton, ``reason`` names the options
+    that keep it off the Warp kernel); device inputs copied to the host and, when the targets were
+    on a device, every array of the answer copied back to it as the targets' kind."""
     from fabrik.kernels.batch_warp import get_device, import_warp
 
     kind = "an arm" if type(model).__name__ == "Arm" else "a skeleton"
     first = _first_device_array(targets)
     if device is not None:
         get_device(import_warp(), device)  # an unknown device is an error here too
-    warnings.warn(f"solve_batch(backend='warp'): there is no Warp kernel for {kind}; this batch is solved on the "
-                  f"CPU (numba threads){', its device arrays copied to the host and the answers back' if first is not None else ''}",
+    copied = ", its device arrays copied to the host and the answers back" if first is not None else ""
+    if kind == "a skeleton":
+        why = (f"the Warp skeleton kernel runs plain FABRIK only, and this batch uses {reason or 'other options'}; "
+               "pass rigid_sub_bases=False, swing_limbs=False (on a skeleton without joint limits, method 'fabrik') "
+               "for the device path")
+    else:
+        why = f"there is no Warp kernel for {kind}"
+    warnings.warn(f"solve_batch(backend='warp'): {why}; this batch is solved on the CPU (numba threads){copied}",
                   HostFallbackWarning, stacklevel=4)
     result = run(to_host(targets), to_host(initial), to_host(root), {k: to_host(v) for k, v in options.items()})
     if first is None:
@@ -243,4 +424,5 @@ def on_host(run, model, targets, initial, root, device, options):
     return type(result)(*[upload(value) for value in result])  # (a BatchSolution's len() counts targets)
 
 
-__all__ = ["HostFallbackWarning", "is_device_array", "solve_chain_on_device", "on_host", "to_host"]
+__all__ = ["HostFallbackWarning", "is_device_array", "solve_chain_on_device", "solve_skeleton_on_device",
+           "on_host", "to_host"]

@@ -130,6 +130,33 @@ def check_frame_rows(frames: np.ndarray, n: int, name: str = "initial_frames") -
     return frames
 
 
+def skeleton_route(skeleton, method, options):
+    """(the ``registry`` method, its options) of a skeleton batch; ValueError for a method the batch
+    does not run or an unknown option."""
+    chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
+    if chosen.name not in SKELETON_BATCH_METHODS:
+        raise ValueError(f"solve_batch solves skeletons with methods {', '.join(SKELETON_BATCH_METHODS)}, got "
+                         f"{method!r}; use fabrik.solve target by target for the others")
+    return chosen, chosen.options("skeleton", options)
+
+
+def device_blocker(skeleton, chosen, opts) -> str | None:
+    """None when a skeleton batch runs on the Warp skeleton kernel (``fabrik.kernels.batch_warp_tree``:
+    method ``"fabrik"`` with no joint limits, no rigid groups and no limbs to swing, the kernel
+    inputs of ``rigid_sub_bases=False, swing_limbs=False``); else what keeps it on the CPU, in words
+    naming the option."""
+    reasons = []
+    if chosen.name == METHOD:
+        reasons.append("joint limits" if skeleton.constraints else f"method={METHOD!r}")
+    else:
+        arrays = rig(skeleton)
+        if arrays.groups(opts.rigid_sub_bases).group_start.shape[0] > 1:
+            reasons.append(f"rigid_sub_bases={opts.rigid_sub_bases!r} (rigid groups)")
+        if arrays.limbs(opts.swing_limbs, opts.rigid_sub_bases).shape[0] > 0:
+            reasons.append("swing_limbs=True")
+    return ", ".join(reasons) or None
+
+
 def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, root=None, tol, max_iter, method,
                          threads, progress, options, run_parallel, in_slices, solution):
     """``solve_batch`` for a skeleton (arguments as ``fabrik.solvers.batch.solve_batch`` says;
@@ -138,11 +165,7 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     from fabrik.kernels._cache_guard import announce_compile
     from fabrik.kernels.batch_tree import batch_tree
 
-    chosen = registry.route(method, "skeleton", limited=bool(skeleton.constraints))
-    if chosen.name not in SKELETON_BATCH_METHODS:
-        raise ValueError(f"solve_batch solves skeletons with methods {', '.join(SKELETON_BATCH_METHODS)}, got "
-                         f"{method!r}; use fabrik.solve target by target for the others")
-    opts = chosen.options("skeleton", options)
+    chosen, opts = skeleton_route(skeleton, method, options)
     with_frames = chosen.name == METHOD
     solver = chosen.skeleton
     tol = check_tol(tol)
@@ -278,4 +301,5 @@ def _row(value, i: int, ndim: int):
     return arr if arr.ndim == ndim else arr[i]
 
 
-__all__ = ["SKELETON_BATCH_METHODS", "skeleton_batch_bytes", "solve_skeleton_batch", "effector_targets", "per_solve"]
+__all__ = ["SKELETON_BATCH_METHODS", "skeleton_batch_bytes", "solve_skeleton_batch", "skeleton_route", "device_blocker",
+           "effector_targets", "per_solve"]
