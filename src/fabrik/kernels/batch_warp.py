@@ -63,15 +63,21 @@ def import_warp():
 def kernels(precision: str = "float64"):
     """(warp, a namespace of the kernels for ``precision``), built on first use under
     ``fabrik._lazy.FIRST_USE`` (once, whatever the threads)."""
-    found = _KERNELS.get(precision)
+    return built_once(_KERNELS, precision, _make)
+
+
+def built_once(cache: dict, precision: str, make):
+    """``cache[precision]``, made by ``make(precision)`` on first use under
+    ``fabrik._lazy.FIRST_USE`` (once, whatever the threads)."""
+    found = cache.get(precision)
     if found is not None:
         return found
     from fabrik._lazy import FIRST_USE
 
     with FIRST_USE:
-        found = _KERNELS.get(precision)
+        found = cache.get(precision)
         if found is None:
-            found = _KERNELS[precision] = _make(precision)
+            found = cache[precision] = make(precision)
         return found
 
 

@@ -58,16 +58,9 @@ _KERNELS: dict = {}
 def kernels(precision: str = "float64"):
     """(warp, a namespace of the tree kernel for ``precision``), built once under
     ``fabrik._lazy.FIRST_USE``."""
-    found = _KERNELS.get(precision)
-    if found is not None:
-        return found
-    from fabrik._lazy import FIRST_USE
+    from fabrik.kernels.batch_warp import built_once
 
-    with FIRST_USE:
-        found = _KERNELS.get(precision)
-        if found is None:
-            found = _KERNELS[precision] = _make(precision)
-        return found
+    return built_once(_KERNELS, precision, _make)
 
 
 assert (PROGRESS_FRACTION == 0.01 and NO_PROGRESS_WINDOW == 50 and REACHED == 0 and UNREACHABLE == 1
