@@ -96,6 +96,22 @@ def _make(precision: str):
                         on_course = int(0)
         return on_course
 
+    @wp.func
+    def effector_errors(p: wp.array3d(dtype=real), targets: wp.array3d(dtype=real), target_idx: wp.array(dtype=i32),
+                        errors: wp.array2d(dtype=real), i: int):
+        # fabrik.kernels.tree.effector_errors for row i: each target's distance into errors[i], the largest returned
+        err = real(0.0)
+        for t in range(target_idx.shape[0]):
+            e = target_idx[t]
+            x = p[i, e, 0] - targets[i, t, 0]
+            y = p[i, e, 1] - targets[i, t, 1]
+            z = p[i, e, 2] - targets[i, t, 2]
+            d = wp.sqrt(x * x + y * y + z * z)
+            errors[i, t] = d
+            if d > err:
+                err = d
+        return err
+
     @wp.kernel(enable_backward=False, module="unique")
     def fabrik_tree_rows(targets: wp.array3d(dtype=real), starts: wp.array3d(dtype=real), start_step: int,
                          roots: wp.array2d(dtype=real), root_step: int, parents: wp.array(dtype=i32),
@@ -175,17 +191,7 @@ def _make(precision: str):
                     carried[i, j, 0] = lengths[j] * rest_dirs[j, 0]
                     carried[i, j, 1] = lengths[j] * rest_dirs[j, 1]
                     carried[i, j, 2] = lengths[j] * rest_dirs[j, 2]
-        # effector_errors
-        err = real(0.0)
-        for t in range(k):
-            e = target_idx[t]
-            x = p[i, e, 0] - targets[i, t, 0]
-            y = p[i, e, 1] - targets[i, t, 1]
-            z = p[i, e, 2] - targets[i, t, 2]
-            d = wp.sqrt(x * x + y * y + z * z)
-            errors[i, t] = d
-            if d > err:
-                err = d
+        err = effector_errors(p, targets, target_idx, errors, i)
         it = int(0)
         if code == -2 and err <= tol and p[i, 0, 0] == rx and p[i, 0, 1] == ry and p[i, 0, 2] == rz:
             hold = int(1)  # lengths_hold
@@ -286,16 +292,7 @@ def _make(precision: str):
                     p[i, j, 1] = p[i, q, 1] + carried[i, j, 1]
                     p[i, j, 2] = p[i, q, 2] + carried[i, j, 2]
             it = it + 1
-            err = real(0.0)
-            for t in range(k):
-                e = target_idx[t]
-                x = p[i, e, 0] - targets[i, t, 0]
-                y = p[i, e, 1] - targets[i, t, 1]
-                z = p[i, e, 2] - targets[i, t, 2]
-                d = wp.sqrt(x * x + y * y + z * z)
-                errors[i, t] = d
-                if d > err:
-                    err = d
+            err = effector_errors(p, targets, target_idx, errors, i)
             if err <= tol:
                 code = int(0)
             else:

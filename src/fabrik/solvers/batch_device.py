@@ -132,6 +132,16 @@ def _gather(wp, k, arr, rows, handed: int, width: int, real, dev) -> np.ndarray:
     return out.numpy().astype(np.float64)
 
 
+def _row_outputs(wp, count: int, n: int, real, dev):
+    """The answers a Warp kernel writes, one row per solve, on device ``dev``: positions (count, n,
+    3), iterations, largest errors, status codes, reached flags, and the count and list of the rows
+    it hands back to the CPU."""
+    return (wp.empty((count, n, 3), dtype=real, device=dev), wp.zeros(count, dtype=wp.int32, device=dev),
+            wp.zeros(count, dtype=real, device=dev), wp.zeros(count, dtype=wp.int8, device=dev),
+            wp.zeros(count, dtype=wp.bool, device=dev), wp.zeros(1, dtype=wp.int32, device=dev),
+            wp.empty(count, dtype=wp.int32, device=dev))
+
+
 def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int, ceiling: int, turn: bool, device,
                           precision: str, progress: bool, host_solve, solution):
     """Plain chain FABRIK for every target with Warp (module docstring). ``cap`` the iteration
@@ -184,13 +194,7 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
     sliced = cap > SLICE_ITERATIONS
     lengths = model._kernel_lengths
     total, eps, stol, near = scalars(lengths, tol)
-    p = wp.empty((count, n, 3), dtype=real, device=dev)
-    it = wp.zeros(count, dtype=wp.int32, device=dev)
-    err = wp.zeros(count, dtype=real, device=dev)
-    code = wp.zeros(count, dtype=wp.int8, device=dev)
-    reached = wp.zeros(count, dtype=wp.bool, device=dev)
-    back_count = wp.zeros(1, dtype=wp.int32, device=dev)
-    back = wp.empty(count, dtype=wp.int32, device=dev)
+    p, it, err, code, reached, back_count, back = _row_outputs(wp, count, n, real, dev)
     with progress_bar(progress, count, "solve_batch", "target") as bar:
         wp.launch(k.fabrik_lanes, dim=count, device=dev,
                   inputs=[starts, 0 if starts.shape[0] == 1 else 1, wp.array(lengths.astype(dtype), dtype=real,
@@ -233,7 +237,8 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
     from fabrik.kernels.batch_warp_tree import kernels as tree_kernels
     from fabrik.kernels.batch_warp_tree import scratch_shapes, tree_scalars, tree_tables
     from fabrik.model.rig import rig
-    from fabrik.solvers.batch_skeleton import _check_root_targets, _joint_list, effector_targets, per_solve
+    from fabrik.solvers.batch_skeleton import (_check_root_targets, _joint_list, check_goal_rows,
+                                               effector_targets, per_solve)
     from fabrik.solvers.registry import SLICE_ITERATIONS
     from fabrik.solvers.result import STATUSES
     from fabrik.solvers.skeleton_inputs import target_arrays
@@ -265,12 +270,7 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
                     raise ValueError(f"targets[{key!r}] is a host array, other targets device arrays: give them on "
                                      "one device")
                 path = _to_warp(wp, value, f"targets[{key!r}]", real, dev)
-                if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
-                    raise ValueError(f"targets[{key!r}] must have shape (N, 3) with N >= 1 (one goal per solve), got "
-                                     f"{path.shape}")
-                if paths and path.shape[0] != paths[0].shape[0]:
-                    raise ValueError(f"targets[{key!r}] has {path.shape[0]} rows, the targets before it "
-                                     f"{paths[0].shape[0]}; every joint needs one goal per solve")
+                check_goal_rows(key, tuple(path.shape), paths[0].shape[0] if paths else None)
                 checks.append((f"targets[{key!r}]", path))
                 paths.append(path)
             t = wp.empty((paths[0].shape[0], len(paths), 3), dtype=real, device=dev)
@@ -319,14 +319,8 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
 
     scratch = [wp.empty(shape, dtype=real if kind == "real" else wp.int32, device=dev)
                for shape, kind in scratch_shapes(count, n, kk)]
-    p = wp.empty((count, n, 3), dtype=real, device=dev)
+    p, it, err, code, reached, back_count, back = _row_outputs(wp, count, n, real, dev)
     errors = wp.empty((count, kk), dtype=real, device=dev)
-    it = wp.zeros(count, dtype=wp.int32, device=dev)
-    err = wp.zeros(count, dtype=real, device=dev)
-    code = wp.zeros(count, dtype=wp.int8, device=dev)
-    reached = wp.zeros(count, dtype=wp.bool, device=dev)
-    back_count = wp.zeros(1, dtype=wp.int32, device=dev)
-    back = wp.empty(count, dtype=wp.int32, device=dev)
     with progress_bar(progress, count, "solve_batch", "solve") as bar:
         wp.launch(kt.fabrik_tree_rows, dim=count, device=dev,
                   inputs=[t, starts, 0 if starts.shape[0] == 1 else 1, roots, root_step,

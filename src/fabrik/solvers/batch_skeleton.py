@@ -37,6 +37,16 @@ def skeleton_batch_bytes(count: int, n: int, k: int, *, frames: bool = False, st
     return count * per
 
 
+def check_goal_rows(key, shape: tuple, rows: int | None) -> None:
+    """ValueError unless one joint's goals ``targets[key]`` have shape (N, 3) with N >= 1, N the
+    ``rows`` of the joints before it (None for the first)."""
+    if len(shape) != 2 or shape[1] != 3 or shape[0] < 1:
+        raise ValueError(f"targets[{key!r}] must have shape (N, 3) with N >= 1 (one goal per solve), got {shape}")
+    if rows is not None and shape[0] != rows:
+        raise ValueError(f"targets[{key!r}] has {shape[0]} rows, the targets before it {rows}; every joint needs one "
+                         "goal per solve")
+
+
 def effector_targets(skeleton, targets, effectors, arrays):
     """(indices (k,) int64, names, targets (N, k, 3) float64 C-contiguous) from ``targets``: a
     mapping ``{joint: (N, 3)}`` or an (N, k, 3) array for the joints ``effectors`` (names or
@@ -50,12 +60,7 @@ def effector_targets(skeleton, targets, effectors, arrays):
         paths = []
         for key, value in targets.items():
             path = real_numbers(value, f"targets[{key!r}]")
-            if path.ndim != 2 or path.shape[1] != 3 or path.shape[0] < 1:
-                raise ValueError(f"targets[{key!r}] must have shape (N, 3) with N >= 1 (one goal per solve), got "
-                                 f"{path.shape}")
-            if paths and path.shape[0] != paths[0].shape[0]:
-                raise ValueError(f"targets[{key!r}] has {path.shape[0]} rows, the targets before it "
-                                 f"{paths[0].shape[0]}; every joint needs one goal per solve")
+            check_goal_rows(key, path.shape, paths[0].shape[0] if paths else None)
             paths.append(path)
         keys = list(targets)
         stacked = np.stack(paths, axis=1)
