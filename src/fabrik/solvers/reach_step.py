@@ -10,7 +10,7 @@ reach from the group although other turns of the groups reach every target: a fi
 more iterations do not leave (DeepMimic's run: half of its frames).
 
 The step turns the **trunk groups** (the held group at the root, and each held group whose centre
-hangs from a trunk group through at most ``TRUNK_FREE_BONES`` unbranched bones) about their
+hangs from a trunk group's member through at most ``TRUNK_FREE_JOINTS`` joints of one child each) about their
 centres, each carrying its whole subtree, to bring each effector within reach of its **limb**:
 the path from its nearest joint that belongs to a trunk group down to the effector, whose reach
 is the sum of the path's bone lengths (and whose shortest reach, ``2 max - sum``, bounds it from
@@ -29,10 +29,10 @@ import numpy as np
 from fabrik.kernels.stopping import REACHED
 from fabrik.model.geometry import axis_angle_matrices
 
-#: Bones without a branch allowed between a trunk group's member and the centre of a held group
-#: that hangs from it (a spine joint between the pelvis group and the chest group), for that
-#: group to join the trunk; an arm (three bones or more to a held palm) stays a limb.
-TRUNK_FREE_BONES = 1
+#: Joints (each with one child) allowed between a trunk group's member and the centre of a held
+#: group that hangs from it (a spine joint between the pelvis group and the chest group), for that
+#: group to join the trunk; an arm (a shoulder, elbow and wrist to a held palm) stays a limb.
+TRUNK_FREE_JOINTS = 1
 
 #: Gauss-Newton steps of one reach step at most; the damping of each step (relative to the
 #: largest diagonal entry of J^T J); the excess (fraction of ``tol``) at which it stops; and the
@@ -77,7 +77,7 @@ def trunk_layout(parents: np.ndarray, lengths: np.ndarray, groups, effectors: np
     centres = []
     for c in sorted(members):
         joint, free, joins = c, 0, c == 0
-        while not joins and parents[joint] >= 0 and free <= TRUNK_FREE_BONES:
+        while not joins and parents[joint] >= 0 and free <= TRUNK_FREE_JOINTS:
             joint = int(parents[joint])
             if joint in rigid:
                 joins = True
