@@ -142,6 +142,17 @@ def _row_outputs(wp, count: int, n: int, real, dev):
             wp.empty(count, dtype=wp.int32, device=dev))
 
 
+def _scatter_answers(wp, k, rows, sub, dtype, real, dev, outputs) -> None:
+    """The CPU's answers ``sub`` (a ``BatchSolution`` of the handed-back rows) written into the
+    device answers ``outputs`` (positions, iterations, errors, codes, reached) at ``rows``."""
+    wp.launch(k.scatter_answers, dim=rows.shape[0], device=dev,
+              inputs=[rows, wp.array(sub.positions.astype(dtype), dtype=real, device=dev),
+                      wp.array(sub.iterations.astype(np.int32), dtype=wp.int32, device=dev),
+                      wp.array(sub.error.astype(dtype), dtype=real, device=dev),
+                      wp.array(sub.status.astype(np.int8), dtype=wp.int8, device=dev)],
+              outputs=outputs)
+
+
 def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int, ceiling: int, turn: bool, device,
                           precision: str, progress: bool, host_solve, solution):
     """Plain chain FABRIK for every target with Warp (module docstring). ``cap`` the iteration
@@ -211,12 +222,7 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
 
             sub = host_solve(gather(t, 3), None if initial is None else gather(starts, 3 * n).reshape(-1, n, 3),
                              None if root is None else gather(roots, 3))
-            wp.launch(k.scatter_answers, dim=handed, device=dev,
-                      inputs=[rows, wp.array(sub.positions.astype(dtype), dtype=real, device=dev),
-                              wp.array(sub.iterations.astype(np.int32), dtype=wp.int32, device=dev),
-                              wp.array(sub.error.astype(dtype), dtype=real, device=dev),
-                              wp.array(sub.status.astype(np.int8), dtype=wp.int8, device=dev)],
-                      outputs=[p, it, err, code, reached])
+            _scatter_answers(wp, k, rows, sub, dtype, real, dev, [p, it, err, code, reached])
         if bar is not None:
             bar.update(count)
     out = _converter(targets) if on_device else (lambda w: w.numpy())
@@ -339,12 +345,7 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
             sub = host_solve(gather(t, 3 * kk).reshape(-1, kk, 3),
                              None if initial is None else gather(starts, 3 * n).reshape(-1, n, 3),
                              None if root is None else gather(roots, 3), list(names))
-            wp.launch(k.scatter_answers, dim=handed, device=dev,
-                      inputs=[rows, wp.array(sub.positions.astype(dtype), dtype=real, device=dev),
-                              wp.array(sub.iterations.astype(np.int32), dtype=wp.int32, device=dev),
-                              wp.array(sub.error.astype(dtype), dtype=real, device=dev),
-                              wp.array(sub.status.astype(np.int8), dtype=wp.int8, device=dev)],
-                      outputs=[p, it, err, code, reached])
+            _scatter_answers(wp, k, rows, sub, dtype, real, dev, [p, it, err, code, reached])
             wp.launch(kt.scatter_rows, dim=(handed, kk), device=dev,
                       inputs=[rows, wp.array(sub.effector_errors.astype(dtype), dtype=real, device=dev), errors])
         if bar is not None:
