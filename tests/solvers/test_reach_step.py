@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import fabrik
 from fabrik import models
 from fabrik.mocap import default_effectors
+from fabrik.model.geometry import frames_from_pose
 from fabrik.model.rig import rig
 from fabrik.solvers.reach_step import trunk_layout, turn_trunk
 from fabrik.solvers.skeleton_fabrik import TrackingOptions, solve_skeleton_arrays
@@ -57,10 +58,21 @@ def test_the_turn_keeps_bones_and_root_and_never_takes_targets_further_out_of_re
     rng = np.random.default_rng(seed)
     rest = body.rest_positions()
     targets = rest[effectors] + rng.normal(scale=spread, size=(effectors.size, 3))
-    turned = turn_trunk(layout, rest, targets, tol=1e-3)
-    if turned is None:  # every target already within reach: nothing to turn
+    frames = frames_from_pose(body, rest)
+    answer = turn_trunk(layout, rest, frames, targets, tol=1e-3)
+    if answer is None:  # every target already within reach: nothing to turn
         return
+    turned, turned_frames = answer
     assert np.isfinite(turned).all()
+    # each carried joint keeps its place in its parent's frame (the frames turn with the joints)
+    carried = np.unique(np.concatenate(layout.subtrees))
+    parents = body.parents[carried]
+    local = np.einsum("nji,nj->ni", frames[parents], rest[carried] - rest[parents])
+    turned_local = np.einsum("nji,nj->ni", turned_frames[parents], turned[carried] - turned[parents])
+    np.testing.assert_allclose(turned_local, local, atol=1e-9)
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", turned_frames, turned_frames),
+                               np.broadcast_to(np.eye(3), frames.shape), atol=1e-12)
+    assert turn_trunk(layout, rest, np.zeros((0, 3, 3)), targets, tol=1e-3)[1].shape == (0, 3, 3)
     np.testing.assert_allclose(turned[0], rest[0], atol=1e-12)
     lengths = np.linalg.norm(turned[1:] - turned[body.parents[1:]], axis=1)
     np.testing.assert_allclose(lengths, np.linalg.norm(rest[1:] - rest[body.parents[1:]], axis=1), atol=1e-9)
@@ -130,3 +142,34 @@ def test_take_batch_and_crowd_give_the_single_solves_answers():
     crowd = fabrik.solve_sequence(body, {k: np.stack([v, v]) for k, v in paths.items()},
                                   initial=truth[0], root=np.stack([truth[:, 0]] * 2), tol=tol, reach_step=True)
     np.testing.assert_array_equal(crowd.positions[1], seq.positions)
+
+
+@pytest.mark.skipif(not RUN.is_file(), reason=f"DeepMimic clips not found in {RUN.parent} (../shared/data)")
+def test_with_limits_the_step_turns_frames_too_and_breaks_no_limit():
+    from fabrik.constraints import limit_violations
+    from fabrik.mocap import prepare_take, reconstruct_take
+
+    skeleton, motion = fabrik.load_bvh(RUN)
+    runs = {step: reconstruct_take(skeleton, motion, method="fabrik-constrained", constraints="humanoid",
+                                   turn_search=False, reach_step=step) for step in (False, True)}
+    assert runs[False].solution.reached.mean() < 0.7
+    assert runs[True].solution.reached.mean() >= 0.99
+    body, solution = runs[True].body, runs[True].solution
+    assert limit_violations(body, solution.positions, solution.frames).max() < 1e-9
+    # batch rows that end short are retried by fabrik.solve: the same answers
+    truth = prepare_take(skeleton, motion).body_positions
+    eff = default_effectors(body)
+    names = [body.names[j] for j in eff]
+    goals, roots = truth[1:][:, eff], truth[1:, 0]
+    starts, frames = runs[False].solution.positions[:-1], runs[False].solution.frames[:-1]
+    tol = runs[True].tol
+    batch = fabrik.solve_batch(body, goals, effectors=names, initial=starts, root=roots, tol=tol,
+                               initial_frames=frames, reach_step=True)
+    unstepped = fabrik.solve_batch(body, goals, effectors=names, initial=starts, root=roots, tol=tol,
+                                   initial_frames=frames)
+    assert batch.reached.sum() > unstepped.reached.sum()
+    for i in range(0, goals.shape[0], 4):
+        single = fabrik.solve(body, targets=dict(zip(names, goals[i])), initial=starts[i], root=roots[i], tol=tol,
+                              initial_frames=frames[i], reach_step=True)
+        np.testing.assert_array_equal(batch.positions[i], single.positions)
+        assert batch.status_names[batch.status[i]] == single.status

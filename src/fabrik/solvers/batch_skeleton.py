@@ -16,7 +16,7 @@ from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES
 from fabrik.solvers.skeleton_fabrik import (METHOD, _check_frames, _kernel_inputs, _root_option, _stop,
-                                            raise_kernel_error, target_arrays)
+                                            raise_kernel_error, retries_short, target_arrays)
 
 #: The skeleton methods ``solve_batch`` runs: FABRIK, and FABRIK following joint frames (the method
 #: of a skeleton with limits).
@@ -224,8 +224,7 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     bad = np.flatnonzero(out_code < 0)
     if bad.size:
         raise_kernel_error(int(out_code[bad[0]]), skeleton, idx, None)
-    if (with_frames and opts.turn_search and root_matrix is None) or (not with_frames and opts.reach_step):
-        # (a held root rotation turns nothing)
+    if retries_short(opts, with_frames, root_matrix):
         _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames,
                      out_it, out_err, out_code)
     status = out_code.astype(np.int8)
@@ -276,7 +275,7 @@ def _check_root_targets(skeleton, arrays, idx, goals, roots) -> None:
 
 def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames, out_it,
                  out_err, out_code) -> None:
-    """``turn_search`` (with limits) or ``reach_step`` (without): every solve that ended short of its
+    """``reach_step`` or ``turn_search`` (``retries_short``): every solve that ended short of its
     targets solved again by ``fabrik.solve`` itself (its first attempt is the batch's; the retries
     follow, in Python), so the answer is the single solve's."""
     from fabrik.solvers.api import solve
@@ -284,10 +283,10 @@ def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, wit
     for i in np.flatnonzero(out_code != REACHED).tolist():
         start = None if initial is None else _row(initial, i, 2)
         base = None if root is None else _row(root, i, 1)
-        more = dict(reach_step=True)
+        more = dict(reach_step=opts.reach_step)
         if with_frames:
             frames = opts.initial_frames
-            more = dict(turn_search=True, initial_frames=None if frames is None else _row(frames, i, 3),
+            more.update(turn_search=opts.turn_search, initial_frames=None if frames is None else _row(frames, i, 3),
                         root_rotation=opts.root_rotation)
         sol = solve(skeleton, targets=dict(zip(names, goals[i])), initial=start, root=base,
                     method=METHOD if with_frames else "fabrik", tol=tol, max_iter=max_iter,

@@ -4,9 +4,9 @@ frame warm-started from the same character's frame before (docs/batch.md, "Crowd
 Character c's answer is ``fabrik.solve_sequence``'s for its own take, bit for bit: skeleton
 FABRIK (with or without limits) runs every character's take in one compiled call, ``prange`` over
 characters (``fabrik.kernels.batch_tree.crowd_tree``, the single take's kernel per character);
-with ``turn_search`` (with limits) or ``reach_step`` (without) a character whose take has a frame
-that ends short is solved again by the single take's path (its retries run in Python); other methods solve the characters one after
-another through the single take's path.
+with ``reach_step``, or limits and ``turn_search``, a character whose take has a frame that ends
+short is solved again by the single take's path (its retries run in Python); other methods solve
+the characters one after another through the single take's path.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     from fabrik.kernels.batch_tree import crowd_tree
     from fabrik.solvers.batch_skeleton import check_frame_rows, per_solve
     from fabrik.solvers.skeleton_fabrik import (METHOD, _kernel_inputs, _root_option, _stop, raise_kernel_error,
-                                                solve_skeleton_sequence, target_arrays)
+                                                retries_short, solve_skeleton_sequence, target_arrays)
 
     shape = np.shape(next(iter(targets.values())))
     n = skeleton.n_joints
@@ -130,7 +130,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     root_from_target = roots is None
     rts = np.ascontiguousarray(np.repeat(initials[:, None, 0], frames, axis=1)) if roots is None else roots
     # a character whose frame ends short is handed to the single take's path, which retries it
-    turn = (with_frames and opts.turn_search and root_matrix is None) or (not with_frames and opts.reach_step)
+    turn = retries_short(opts, with_frames, root_matrix)
     out = np.empty((count, frames, n, 3))
     out_frames = np.empty((count, frames, n if with_frames else 0, 3, 3))
     iterations = np.zeros((count, frames), np.int64)
@@ -159,7 +159,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
                 raise_kernel_error(int(codes[c, f]), skeleton, idx, f)
             except ValueError as exc:
                 raise ValueError(f"character {c}, {exc}") from None
-        # turn_search or reach_step: a frame ended short; the single take's path retries it and goes on
+        # reach_step or turn_search: a frame ended short; the single take's path retries it and goes on
         take = solve_skeleton_sequence(skeleton, idx, paths[c], initials[0 if initials.shape[0] == 1 else c],
                                        None if roots is None else roots[0 if roots.shape[0] == 1 else c], tol, cap,
                                        opts.rigid_sub_bases, opts.swing_limbs,

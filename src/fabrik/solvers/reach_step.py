@@ -1,6 +1,6 @@
-"""The reach step of skeleton FABRIK (``TrackingOptions.reach_step``): a solve without limits that
-ends short of its targets is tried again from a start whose held trunk groups are turned so that
-every effector's limb can reach its target.
+"""The reach step of skeleton FABRIK (``TrackingOptions.reach_step``): a solve that ends short of
+its targets is tried again from a start whose held trunk groups are turned so that every
+effector's limb can reach its target.
 
 A held group (``rigid_sub_bases``: a pelvis with its thighs and spine, a chest with its neck and
 collars) is placed each iteration by a least-squares fit to its members' proposals. Tracking a
@@ -15,8 +15,10 @@ centres, each carrying its whole subtree, to bring each effector within reach of
 the path from its nearest joint that belongs to a trunk group down to the effector, whose reach
 is the sum of the path's bone lengths (and whose shortest reach, ``2 max - sum``, bounds it from
 below). The rotation vectors come from damped Gauss-Newton on the reach excesses, every step
-re-linearised at the turned pose, so bone lengths are kept exactly; the solve then runs again
-from the turned pose. The answer that reaches, else the one with the lower largest error, is
+re-linearised at the turned pose, so bone lengths are kept exactly; with limits each turned
+joint's frame turns with it, so every joint the turn carries keeps its place in its parent's
+frame (the limits the turn can break are those of the groups' centres, which the solve then
+restores). The solve then runs again from the turned pose. The answer that reaches, else the one with the lower largest error, is
 kept; ``iterations`` counts both attempts.
 """
 
@@ -110,16 +112,20 @@ def trunk_layout(parents: np.ndarray, lengths: np.ndarray, groups, effectors: np
                        inside[:, tops], tops, np.array(reach), np.array(shortest))
 
 
-def turn_trunk(layout: TrunkLayout, positions: np.ndarray, targets: np.ndarray, tol: float) -> np.ndarray | None:
-    """``positions`` (n, 3) with the trunk groups turned so that each target ``targets`` (k, 3)
-    lies within its limb's reach (module docstring); a new array, bone lengths kept. None when
-    every target already lies within reach (to ``STEP_STOP`` x ``tol``), so nothing would turn."""
+def turn_trunk(layout: TrunkLayout, positions: np.ndarray, frames: np.ndarray, targets: np.ndarray,
+               tol: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """``positions`` (n, 3) and joint ``frames`` (n, 3, 3, or (0, 3, 3) without limits) with the
+    trunk groups turned so that each target ``targets`` (k, 3) lies within its limb's reach
+    (module docstring); new arrays, bone lengths kept, each joint's frame turned with its
+    position. None when every target already lies within reach (to ``STEP_STOP`` x ``tol``), so
+    nothing would turn."""
     pose = np.array(positions, dtype=np.float64)
     stop = STEP_STOP * tol
     g = layout.centres.shape[0]
     excess, direction, top = _excess(layout, pose, targets)
     if excess.max() <= stop:
         return None
+    frames = np.array(frames, dtype=np.float64)
     for _ in range(STEP_ITERATIONS):
         cost = excess @ excess
         # the top moves by w x (top - centre) under a small turn w of a group that carries it, so
@@ -133,7 +139,8 @@ def turn_trunk(layout: TrunkLayout, positions: np.ndarray, targets: np.ndarray, 
         step = np.linalg.solve(JtJ + damping * np.eye(3 * g), -J.T @ excess)
         scale = 1.0
         while scale > 1e-4:
-            trial = _turned(layout, pose, scale * step)
+            rotations = _rotations(scale * step)
+            trial = _turned(layout, pose, rotations)
             trial_excess, trial_direction, trial_top = _excess(layout, trial, targets)
             if trial_excess @ trial_excess < cost:
                 break
@@ -141,9 +148,11 @@ def turn_trunk(layout: TrunkLayout, positions: np.ndarray, targets: np.ndarray, 
         else:
             break
         pose, excess, direction, top = trial, trial_excess, trial_direction, trial_top
+        if frames.shape[0]:
+            frames = _turned_frames(layout, frames, rotations)
         if excess.max() <= stop or excess @ excess > (1.0 - STEP_PROGRESS) * cost:
             break
-    return pose
+    return pose, frames
 
 
 def _excess(layout: TrunkLayout, pose: np.ndarray, targets: np.ndarray):
@@ -160,32 +169,47 @@ def _excess(layout: TrunkLayout, pose: np.ndarray, targets: np.ndarray):
     return far + near, unit * sign[:, None], top
 
 
-def _turned(layout: TrunkLayout, pose: np.ndarray, turns: np.ndarray) -> np.ndarray:
-    """``pose`` with trunk group k's subtree turned by the rotation vector ``turns[3k:3k+3]``
-    about its centre, parents' groups first (a child group turns about its moved centre)."""
-    out = pose.copy()
+def _rotations(turns: np.ndarray) -> np.ndarray:
+    """(g, 3, 3) rotation matrices of the rotation vectors ``turns`` (3 g,), three per group."""
     vectors = turns.reshape(-1, 3)
     angles = np.linalg.norm(vectors, axis=1)
-    axes = vectors / np.maximum(angles, 1e-300)[:, None]
-    rotations = axis_angle_matrices(axes, angles)
+    return axis_angle_matrices(vectors / np.maximum(angles, 1e-300)[:, None], angles)
+
+
+def _turned(layout: TrunkLayout, pose: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """``pose`` (n, 3) with trunk group k's subtree turned by ``rotations[k]`` (g, 3, 3) about its
+    centre, parents' groups first (a child group turns about its moved centre); a new array."""
+    out = pose.copy()
     for k, c in enumerate(layout.centres.tolist()):
         joints = layout.subtrees[k]
         out[joints] = (out[joints] - out[c]) @ rotations[k].T + out[c]
     return out
 
 
+def _turned_frames(layout: TrunkLayout, frames: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """Joint frames (n, 3, 3), world axes as columns, turned as ``_turned`` turns their joints: every
+    joint a group carries and its centre turn by the group's rotation (the centre's frame holds
+    the group's shape), parents' groups first; a new array."""
+    out = frames.copy()
+    for k, c in enumerate(layout.centres.tolist()):
+        joints = np.append(layout.subtrees[k], c)
+        out[joints] = rotations[k] @ out[joints]
+    return out
+
+
 def retry_short(attempt, first, layout: TrunkLayout | None, targets: np.ndarray, tol: float):
     """The reach step on a solve's answer: ``first`` the kernel's 6-tuple (positions, frames,
-    active, iterations, errors, code) of the first attempt, ``attempt(p)`` the same solve from
-    start ``p``. Returns ``first`` when it reached, when there is no trunk or when every target
-    already lies within reach; else the retry's answer if it reached or has the lower largest
-    error, else ``first``; either with the iterations of both attempts."""
+    active, iterations, errors, code) of the first attempt, ``attempt(p, F)`` the same solve from
+    start positions ``p`` and frames ``F`` (``(0, 3, 3)`` without limits). Returns ``first`` when
+    it reached, when there is no trunk or when every target already lies within reach; else the
+    retry's answer if it reached or has the lower largest error, else ``first``; either with the
+    iterations of both attempts."""
     if first[5] == REACHED or layout is None:
         return first
-    start = turn_trunk(layout, first[0], targets, tol)
+    start = turn_trunk(layout, first[0], first[1], targets, tol)
     if start is None:
         return first
-    second = attempt(start)
+    second = attempt(*start)
     better = second[5] == REACHED or (second[5] >= 0 and second[4].max() < first[4].max())
     chosen = second if better else first
     return (*chosen[:3], first[3] + second[3], *chosen[4:])

@@ -35,11 +35,11 @@ Options (``TrackingOptions``; each works with or without the others):
   ``fabrik.mocap.save_take`` writes exactly the solved positions.
 * ``swing_limbs`` (default True): swing every limb (``fabrik.model.rig.limb_tops``) rigidly about
   its hip or shoulder joint towards its targets before iterating; a warm start for tracking.
-* ``reach_step`` (default False; ``fabrik reconstruct`` turns it on), used without limits: a
-  solve that ends short of its targets is tried again from a start whose held trunk groups (the
-  pelvis, a chest on it) are turned so that each target lies within its limb's reach
-  (``fabrik.solvers.reach_step``); the answer that reaches, else the lower largest error, wins,
-  and ``iterations`` counts both attempts.
+* ``reach_step`` (default False; ``fabrik reconstruct`` turns it on): a solve that ends short of
+  its targets is tried again from a start whose held trunk groups (the pelvis, a chest on it) are
+  turned, with their joints' frames under limits, so that each target lies within its limb's
+  reach (``fabrik.solvers.reach_step``); the answer that reaches, else the lower largest error,
+  wins, and ``iterations`` counts both attempts. With limits it comes after ``turn_search``.
 * With joint limits (``Skeleton.with_constraints``): every joint carries a frame (module
   ``fabrik.model.geometry``), bones are placed inside their limits in both stages (section
   4.3; the limit conventions follow below), and ``initial_frames`` (n, 3, 3) give the start
@@ -132,8 +132,8 @@ class FrameOptions:
 @dataclass(frozen=True, eq=False)
 class TrackingOptions:
     """The options of skeleton FABRIK (module docstring): ``rigid_sub_bases`` (``RIGID_MODES``,
-    default ``"auto"``), ``swing_limbs`` (default True), used without limits ``reach_step``
-    (default False), and, used with limits, ``turn_search`` (default False), ``initial_frames``
+    default ``"auto"``), ``swing_limbs`` (default True), ``reach_step`` (default False), and,
+    used with limits, ``turn_search`` (default False), ``initial_frames``
     and ``root_rotation`` (as ``FrameOptions`` says)."""
 
     rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES
@@ -167,6 +167,14 @@ def _kernel_inputs(arrays: Rig, limited: bool, rigid_sub_bases, swing_limbs, roo
     return groups, arrays.limits, TreeOptions(not (free_root or root_group), arrays.limbs(swing_limbs, held))
 
 
+def retries_short(options: TrackingOptions, limited: bool, root_matrix) -> bool:
+    """Whether a solve with these options that ends short is tried again: ``reach_step``, or with
+    limits ``turn_search``; never with a held root rotation (it turns nothing)."""
+    if limited and root_matrix is not None:
+        return False
+    return bool(options.reach_step or (limited and options.turn_search))
+
+
 def _stop(tol: float, max_iter: int) -> Stop:
     """The ``Stop`` of a tree kernel (points only: no orientation tolerance to read)."""
     return Stop(tol, 0.0, max_iter)
@@ -197,7 +205,7 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     return _solve_limited(skeleton, indices, positions, _writable(initial, np.float64), frames,
                           _writable(root, np.float64), root_from_target, root_matrix, free_root, tol, int(max_iter),
                           options.rigid_sub_bases, options.swing_limbs,
-                          rest_up(skeleton) if options.turn_search else None, ext)
+                          rest_up(skeleton) if options.turn_search else None, ext, options.reach_step)
 
 
 def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_target: bool, tol: float,
@@ -209,7 +217,7 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
     groups, limits, options = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
     stop = _stop(tol, max_iter)
 
-    def attempt(p):
+    def attempt(p, F=NO_FRAMES):
         # (the kernel's 6-tuple with the groups this attempt released in place of its row_active)
         released = np.zeros_like(groups.releasable)
         task = TreeTask(idx, pos, p, NO_FRAMES, root, root_from_target)
@@ -234,10 +242,12 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
 
 
 def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
-                   rigid_sub_bases=DEFAULT_RIGID_SUB_BASES, swing_limbs=False, turn_up=None, ext=None) -> Solution:
-    """One solve with limits; ``turn_up`` (the rest up axis, or None for no ``turn_search``)
-    retries a solve that ends short from turned starts (``search_turns``; never with a held
-    ``root_rotation``); ``ext`` as for ``_solve_plain``."""
+                   rigid_sub_bases=DEFAULT_RIGID_SUB_BASES, swing_limbs=False, turn_up=None, ext=None,
+                   reach_step: bool = False) -> Solution:
+    """One solve with limits; a solve that ends short is retried, never with a held
+    ``root_rotation``: with ``turn_up`` (the rest up axis, or None for no ``turn_search``) from
+    starts turned about it (``search_turns``), then, still short, with ``reach_step`` from its
+    best answer's trunk groups turned (``retry_short``); ``ext`` as for ``_solve_plain``."""
     arrays = rig(skeleton)
     if frames is None:
         frames = frames_from_pose(skeleton, p0)
@@ -260,6 +270,8 @@ def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_
         raise_kernel_error(code, skeleton, idx)
     if code != REACHED and turn_up is not None and root_matrix is None:
         answer = search_turns(attempt, answer, p0, frames, turn_up, arrays.parents, idx, tol)
+    if answer[5] != REACHED and reach_step and root_matrix is None:
+        answer = retry_short(attempt, answer, trunk_layout(arrays.parents, arrays.lengths, groups, idx), pos, tol)
     out, F, row_active, iterations, errors, code = answer
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
 
@@ -332,7 +344,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
             frame's ``extras["frames"]`` when tracking).
         turn_up: with limits, the rest up axis (``fabrik.model.geometry.rest_up``) to retry a
             frame that ends short from turned starts as ``turn_search`` does; None: no retry.
-        reach_step: without limits, retry a solve that ends short as ``TrackingOptions`` says.
+        reach_step: retry a solve that ends short as ``TrackingOptions`` says.
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -358,7 +370,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
             raise ValueError("initial_frames must be finite (found NaN or inf)")
     root_matrix, free_root = _root_option(root_rotation)
     return _solve_limited(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter,
-                          rigid_sub_bases, swing_limbs, turn_up)
+                          rigid_sub_bases, swing_limbs, turn_up, reach_step=reach_step)
 
 
 def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial, roots=None, tol=_DEFAULT_TOL,
@@ -372,9 +384,9 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
 
     Frame by frame the same as calling ``solve_skeleton_arrays`` with the previous frame's
     ``positions`` (and ``extras["frames"]``) as the start (to the last bit), without its
-    per-frame Python cost. With limits and ``turn_search``, or without limits and ``reach_step``,
+    per-frame Python cost. With ``reach_step``, or limits and ``turn_search`` (``retries_short``),
     a run stops after a frame that ends short of its targets; that frame is solved again as the
-    option says, and the take goes on from its answer.
+    options say, and the take goes on from its answer.
 
     Args:
         skeleton: a ``fabrik.Skeleton``.
@@ -388,7 +400,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
             frames (e.g. a tqdm bar's ``update``).
         chunk: frames per compiled call when ``progress`` is given (default: about 1% of F).
         initial_frames, root_rotation, turn_search: with limits, as ``TrackingOptions`` says
-            (``initial_frames`` for frame 0); reach_step: without limits, as it says.
+            (``initial_frames`` for frame 0); reach_step: as it says.
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -434,7 +446,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     up = rest_up(skeleton) if limited and turn_search and root_matrix is None else None
     if up is not None:
         rotations, branch = turn_rotations(up), branches(arrays.parents)
-    trunk = trunk_layout(arrays.parents, arrays.lengths, groups, idx) if reach_step and not limited else None
+    trunk = (trunk_layout(arrays.parents, arrays.lengths, groups, idx)
+             if reach_step and not (limited and root_matrix is not None) else None)
     retry = up is not None or trunk is not None
     out = np.empty((frames, n, 3))
     out_frames = np.empty((frames, n, 3, 3)) if limited else NO_FRAMES
@@ -472,11 +485,11 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
             # the run's own answer for frame f is the first attempt (the kernel is deterministic)
             first = (out[f].copy(), out_frames[f].copy() if limited else NO_FRAMES, None, int(iterations[f]),
                      errors[f].copy(), int(codes[f]))
+            answer = first
             if up is not None:
                 answer = search_turns(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start),
                                       up, arrays.parents, idx, tol, rotations, branch)
-            else:
-                answer = retry_short(lambda p: attempt(p, NO_FRAMES), first, trunk, pos[f], tol)
+            answer = retry_short(attempt, answer, trunk, pos[f], tol)
             out[f], frames_f, _, iterations[f], errors[f], codes[f] = answer
             if limited:
                 out_frames[f] = frames_f
