@@ -29,7 +29,7 @@ import numpy as np
 
 import fabrik
 from fabrik.kernels.fabrik_tree import fabrik_tree
-from fabrik.kernels.records import Stop, TreeOptions, TreeTask
+from fabrik.kernels.records import NO_START_STEP, Stop, TreeOptions, TreeTask
 from fabrik.mocap import DEFAULT_REL_TOL, default_effectors
 from fabrik.model.rig import NO_FRAMES, NO_LIMITS, rig
 from fabrik.solvers.skeleton_fabrik import solve_skeleton_arrays, solve_skeleton_sequence
@@ -52,7 +52,7 @@ def main(path: str, n_frames: int = 300) -> dict:
     arrays = rig(skeleton)
     groups = arrays.groups("auto")
     released = np.zeros_like(groups.releasable)
-    options = TreeOptions(True, arrays.limbs(True, "auto"))
+    options = TreeOptions(True, arrays.limbs(True, "auto"), NO_START_STEP)
     tree = arrays.tree
     all_targets = np.ascontiguousarray(targets)
     all_roots = np.ascontiguousarray(roots)

@@ -1,14 +1,14 @@
 """Issue 38's summary over every shared motion-capture set: plain FABRIK, FABRIK with the humanoid
 limits and DLS, per set and per take.
 
-    .venv/bin/python benchmarks/mocap_sets.py [--json PATH] [--methods fabrik,fabrik-constrained,jacobian-dls]
+    .venv/bin/python benchmarks/mocap_sets.py [--json PATH] [--methods fabrik,fabrik-constrained,...]
 
 Runs ``fabrik reconstruct``'s experiment (``fabrik_experiments.reconstruction.reconstruct_file``)
 with ``--constraints humanoid`` on ``../shared/data/mocap``'s sets (cmu_131_0*, bandai2/,
 deepmimic/, climb/climb_0.bvh) and prints, per set: each method's pooled median inner-joint error
 (fraction of the height), frames reached, frames per second (solving time) and, for rows
 without limits, the frames whose bones break a limit; then the limited/plain ratio of the pooled
-medians and its largest value over the set's takes, and FABRIK's ratio to DLS.
+medians and its largest value over the set's takes, and each FABRIK row's ratio to DLS.
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ from fabrik_experiments.reconstruction_report import pool_reports
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mocap"
 SETS = {"cmu": "cmu_131_0*.bvh", "bandai2": "bandai2/*.bvh", "deepmimic": "deepmimic/*.bvh",
         "climb": "climb/climb_0.bvh"}
+#: The rows by default: FABRIK and FABRIK started by a DLS step, each without and with the limits, and DLS.
+METHODS = ("fabrik", "fabrik-constrained", "fabrik-dls-start", "fabrik-dls-start-constrained", "jacobian-dls")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", default="fabrik,fabrik-constrained,jacobian-dls")
+    parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args()
     methods = args.methods.split(",")
@@ -48,15 +50,17 @@ def main() -> None:
             print(f"{m:<22}{p.median_error_rel:>10.5f}{p.reached_fraction:>9.1%}{p.frames_per_second:>10.0f}{breaks:>8}")
             rows[m] = p.to_dict()
         summary = {}
-        if "fabrik" in pooled and "fabrik-constrained" in pooled:
-            per_take = [r.result("fabrik-constrained").median_error / r.result("fabrik").median_error for r in reports]
-            summary["limited_over_plain"] = pooled["fabrik-constrained"].median_error_rel / pooled["fabrik"].median_error_rel
-            summary["limited_over_plain_worst_take"] = max(per_take)
-            print(f"fabrik-constrained / fabrik: pooled {summary['limited_over_plain']:.3f}, "
-                  f"worst take {summary['limited_over_plain_worst_take']:.3f}")
+        for plain in ("fabrik", "fabrik-dls-start"):
+            limited = plain + "-constrained"
+            if plain in pooled and limited in pooled:
+                key = "limited_over_plain" if plain == "fabrik" else f"{limited}_over_{plain}"
+                per_take = [r.result(limited).median_error / r.result(plain).median_error for r in reports]
+                summary[key] = pooled[limited].median_error_rel / pooled[plain].median_error_rel
+                summary[f"{key}_worst_take"] = max(per_take)
+                print(f"{limited} / {plain}: pooled {summary[key]:.3f}, worst take {summary[f'{key}_worst_take']:.3f}")
         if "jacobian-dls" in pooled:
-            for m in ("fabrik", "fabrik-constrained"):
-                if m in pooled:
+            for m in methods:
+                if m.startswith("fabrik"):
                     ratio = pooled[m].median_error_rel / pooled["jacobian-dls"].median_error_rel
                     speed = pooled[m].frames_per_second / pooled["jacobian-dls"].frames_per_second
                     summary[f"{m}_over_dls"] = ratio

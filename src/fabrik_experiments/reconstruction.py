@@ -59,7 +59,7 @@ from fabrik.solvers import registry
 from fabrik_experiments.reconstruction_report import MethodResult, ReconstructionReport
 
 #: Methods run by default when they are registered (in this order).
-DEFAULT_METHODS = ("fabrik", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
+DEFAULT_METHODS = ("fabrik", "fabrik-dls-start", "ccd", "jacobian-transpose", "jacobian-dls", "jacobian-svd-dls")
 #: The constrained FABRIK method (in the default methods when limits are given).
 CONSTRAINED_METHOD = "fabrik-constrained"
 

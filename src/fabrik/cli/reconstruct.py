@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
                    help="comma-separated joint names used as targets (default: every leaf; zero-length End "
                         "Sites stand for their parent)")
     p.add_argument("--methods", metavar="NAMES",
-                   help="comma-separated skeleton methods, or 'all' (default: fabrik,ccd,jacobian-transpose,"
+                   help="comma-separated skeleton methods, or 'all' (default: fabrik,fabrik-dls-start,ccd,jacobian-transpose,"
                         "jacobian-dls,jacobian-svd-dls where available, and fabrik-constrained after fabrik with "
                         "--constraints); exactly these rows are run")
     p.add_argument("--frames", metavar="START:STOP[:STEP]",

@@ -5,7 +5,7 @@ Inputs are the named records of ``fabrik.kernels.records`` (their fields listed 
 by ``fabrik.model.rig`` and the solvers: the model (``Tree``, ``Groups`` (``fabrik.kernels.
 rigid_groups``; the empty set when off), ``TreeLimits`` (``fabrik.kernels.tree_limits``)); the
 solve's ``TreeTask`` (targets, start pose and frames, root); its ``Stop`` (``tol``, ``max_iter``)
-and ``TreeOptions`` (``root_fixed``, ``limb_tops``). A solve given frames follows them and places
+and ``TreeOptions`` (``root_fixed``, ``limb_tops``, ``start_step``). A solve given frames follows them and places
 joints under the limits; one given no frames ((0, 3, 3) and empty limit tables) places them on
 lines, as the paper's FABRIK.
 
@@ -26,8 +26,9 @@ One iteration:
   which projects every bone into its limit); untargeted subtrees carried along (by translation
   without limits; with their frames relative to the parent with them); rigid groups placed.
 
-Set-up and stopping are the same with and without limits: the start pose moves with the root;
-limbs may first be swung towards their targets (``limb_tops``); the stopping rules are those of
+Set-up and stopping are the same with and without limits: the start pose may first take one
+damped least-squares step (``start_step``, ``fabrik.kernels.tree_methods``); it moves with the
+root; limbs may be swung towards their targets (``limb_tops``); the stopping rules are those of
 ``fabrik.kernels.stopping`` (a stall confirmed when no joint moved by ``tol`` in the next
 iteration), except that a stall first releases releasable groups and bends paths stuck on the line
 to their targets (``fabrik.kernels.singularity``); after ``NO_PROGRESS_WINDOW`` iterations without
@@ -55,6 +56,7 @@ from fabrik.kernels.obstacles import free_direction, push_out
 from fabrik.kernels.records import TreeTask
 from fabrik.kernels.poles import apply_poles, apply_poles_clear
 from fabrik.kernels.tree_extras import branch_weights, refresh_untargeted, repair, weighted_error
+from fabrik.kernels.tree_methods import DLS, tree_method
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,7 +81,7 @@ def fabrik_tree(tree, groups, limits, task, stop, options, released, ext=None):
     Q, rows, circ, hcs, own_start, own_list, R0 = limits
     target_idx, targets, initial, initial_frames, root, root_from_target = task
     tol, max_iter = stop.tol, stop.max_iter
-    root_fixed, limb_tops = options
+    root_fixed, limb_tops, start_step = options
     limited = initial_frames.shape[0] > 0  # frames followed: the limited placement step
     n = parents.shape[0]
     k = target_idx.shape[0]
@@ -91,6 +93,15 @@ def fabrik_tree(tree, groups, limits, task, stop, options, released, ext=None):
                                                                root_from_target)
     if code != 0:
         return p, F, row_active, 0, errors, code
+    if start_step[0] > 0.0:
+        # one damped least-squares step first (``jacobian-dls``'s first iteration): it turns every
+        # bone on a path to a target by the least joint-angle change, so inner joints move with
+        # the body where the targets leave them free, which FABRIK's point moves do not do
+        stepped = tree_method(tree, limits, task, tol, 1, DLS,
+                              (start_step[0], start_step[1], start_step[2], start_step[3]))
+        if stepped[5] >= 0:
+            p[:, :] = stepped[0]
+            F[:, :, :] = stepped[1]
     eps = TINY * scale
     clean = True  # (with obstacles or self-collision: the pose clears them)
     posed = True  # (with poles: the pose has been through a pole step)

@@ -14,6 +14,8 @@ microsecond more per record with numba 0.68), so the entry points called once pe
 
 from collections import namedtuple
 
+import numpy as np
+
 # --- shared -------------------------------------------------------------------------------------
 
 #: When an iterative solve stops: ``tol`` (units of the model) on the effector's distance to its
@@ -183,9 +185,14 @@ TreeTake = namedtuple("TreeTake", "target_idx targets initial initial_frames roo
 #: How skeleton FABRIK runs (``fabrik.solvers.skeleton_fabrik._kernel_inputs``): ``root_fixed``
 #: (bool) with frames, hold the root frame at ``initial_frames[0]`` instead of refitting it every
 #: iteration; ``limb_tops`` (m,) int64 the limbs swung towards their targets first, ancestors first
-#: (``fabrik.kernels.tree.limb_span``; (0,) none). The stopping rule is a ``Stop`` (its
-#: ``orientation_tol`` unused: tree targets are points).
-TreeOptions = namedtuple("TreeOptions", "root_fixed limb_tops")
+#: (``fabrik.kernels.tree.limb_span``; (0,) none); ``start_step`` (4,) float64 the settings of
+#: one damped least-squares step taken from the start pose before anything else, in the order
+#: ``tree_method`` reads them (damping (model units), max_angle_step (radians), max_error_step
+#: (model units), alpha (unused)); a damping of 0 takes no step (``NO_START_STEP``). (An array,
+#: not a tuple: numba's parallel loops take no tuple of floats inside a record.) The stopping rule
+#: is a ``Stop`` (its ``orientation_tol`` unused: tree targets are points).
+TreeOptions = namedtuple("TreeOptions", "root_fixed limb_tops start_step")
+NO_START_STEP = np.zeros(4)
 
 #: Where a batch's start frames come from (``batch_tree``): ``derive`` (bool) each row's frames
 #: ``frames_from_pose`` of its start pose, from ``parents`` (n,) int64, ``lengths`` (n,), ``Q``

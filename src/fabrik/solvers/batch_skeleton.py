@@ -16,7 +16,8 @@ from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES
 from fabrik.solvers.skeleton_fabrik import (METHOD, _check_frames, _kernel_inputs, _root_option, _stop,
-                                            raise_kernel_error, retries_short, target_arrays)
+                                            dls_start_damping, raise_kernel_error, retries_short,
+                                            target_arrays)
 
 #: The skeleton methods ``solve_batch`` runs: FABRIK, and FABRIK following joint frames (the method
 #: of a skeleton with limits).
@@ -187,7 +188,7 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
         _check_root_targets(skeleton, arrays, idx, goals, roots)
     root_matrix, free_root = _root_option(opts.root_rotation) if with_frames else (None, False)
     groups, limits, kernel_options = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
-                                                    root_matrix, free_root)
+                                                    root_matrix, free_root, dls_start_damping(skeleton, opts))
     derive = False
     if not with_frames:
         frames_in = NO_FRAMES[None]
@@ -283,7 +284,7 @@ def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, wit
     for i in np.flatnonzero(out_code != REACHED).tolist():
         start = None if initial is None else _row(initial, i, 2)
         base = None if root is None else _row(root, i, 1)
-        more = dict(reach_step=opts.reach_step)
+        more = dict(reach_step=opts.reach_step, dls_start=opts.dls_start, dls_damping=opts.dls_damping)
         if with_frames:
             frames = opts.initial_frames
             more.update(turn_search=opts.turn_search, initial_frames=None if frames is None else _row(frames, i, 3),

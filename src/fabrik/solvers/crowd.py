@@ -82,7 +82,8 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     from fabrik.kernels.batch_tree import crowd_tree
     from fabrik.solvers.batch_skeleton import check_frame_rows, per_solve
     from fabrik.solvers.skeleton_fabrik import (METHOD, _kernel_inputs, _root_option, _stop, raise_kernel_error,
-                                                retries_short, solve_skeleton_sequence, target_arrays)
+                                                dls_start_damping, retries_short,
+                                                solve_skeleton_sequence, target_arrays)
 
     shape = np.shape(next(iter(targets.values())))
     n = skeleton.n_joints
@@ -117,8 +118,9 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     tol = check_tol(tol)
     cap = check_max_iter(chosen.skeleton.max_iter if max_iter is None else max_iter)
     root_matrix, free_root = _root_option(opts.root_rotation) if with_frames else (None, False)
+    damping = dls_start_damping(skeleton, opts)
     groups, limits, kernel_options = _kernel_inputs(arrays, with_frames, opts.rigid_sub_bases, opts.swing_limbs,
-                                                    root_matrix, free_root)
+                                                    root_matrix, free_root, damping)
     if not with_frames:
         frames_in = NO_FRAMES[None]
     elif opts.initial_frames is not None:
@@ -166,7 +168,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
                                        initial_frames=frames_in[0 if frames_in.shape[0] == 1 else c]
                                        if with_frames else None,
                                        root_rotation=opts.root_rotation, turn_search=opts.turn_search,
-                                       reach_step=opts.reach_step, with_frames=with_frames)
+                                       reach_step=opts.reach_step, dls_start=damping, with_frames=with_frames)
         out[c], out_frames[c], iterations[c], errors[c], codes[c] = (take.positions, take.frames, take.iterations,
                                                                      take.effector_errors, take.status_codes)
     return SequenceSolution(out, iterations, errors, codes, chosen.name, tuple(names),

@@ -85,9 +85,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fabrik._validation import check_max_iter, check_tol
+from fabrik._validation import check_max_iter, check_positive, check_tol
 from fabrik.kernels.fabrik_tree import fabrik_tree, fabrik_tree_frames
-from fabrik.kernels.records import Stop, TakeOut, TreeOptions, TreeTake, TreeTask
+from fabrik.kernels.records import NO_START_STEP, Stop, TakeOut, TreeOptions, TreeTake, TreeTask
 from fabrik.kernels.stopping import REACHED
 from fabrik.kernels.vec import all_finite3
 from fabrik.model.constraints import as_rotation_matrix
@@ -105,6 +105,8 @@ _DEFAULT_TOL = 1e-3
 
 #: The method name of a solve with joint limits (the same solver as ``"fabrik"``).
 METHOD = "fabrik-constrained"
+#: The method name of skeleton FABRIK with ``dls_start`` on by default (and ``-constrained``).
+DLS_START_METHOD = "fabrik-dls-start"
 
 
 #: The defaults of skeleton FABRIK, the same in the library and ``fabrik reconstruct``: sub-bases
@@ -114,6 +116,10 @@ METHOD = "fabrik-constrained"
 #: whose sub-base children move on their own.
 DEFAULT_RIGID_SUB_BASES = "auto"
 DEFAULT_SWING_LIMBS = True
+
+#: ``dls_start``'s default damping as a fraction of the skeleton's height (``Skeleton.height``):
+#: light enough that the step goes most of the way to the targets.
+DLS_START_DAMPING = 0.02
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,14 +138,17 @@ class FrameOptions:
 @dataclass(frozen=True, eq=False)
 class TrackingOptions:
     """The options of skeleton FABRIK (module docstring): ``rigid_sub_bases`` (``RIGID_MODES``,
-    default ``"auto"``), ``swing_limbs`` (default True), ``reach_step`` (default False), and,
-    used with limits, ``turn_search`` (default False), ``initial_frames``
-    and ``root_rotation`` (as ``FrameOptions`` says)."""
+    default ``"auto"``), ``swing_limbs`` (default True), ``reach_step`` (default False),
+    ``dls_start`` (default False) with ``dls_damping`` (model units > 0; default None,
+    ``DLS_START_DAMPING`` x the skeleton's height), and, used with limits, ``turn_search``
+    (default False), ``initial_frames`` and ``root_rotation`` (as ``FrameOptions`` says)."""
 
     rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES
     swing_limbs: bool = DEFAULT_SWING_LIMBS
     turn_search: bool = False
     reach_step: bool = False
+    dls_start: bool = False
+    dls_damping: float | None = None
     initial_frames: Any = None
     root_rotation: Any = None
 
@@ -147,24 +156,45 @@ class TrackingOptions:
         mode = rigid_mode(self.rigid_sub_bases)
         if not isinstance(mode, (bool, str)) or mode not in (False, True, "limbs", "auto"):
             raise ValueError(f"rigid_sub_bases must be one of {RIGID_MODES}, got {self.rigid_sub_bases!r}")
-        for name in ("swing_limbs", "turn_search", "reach_step"):
+        for name in ("swing_limbs", "turn_search", "reach_step", "dls_start"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
+        if self.dls_damping is not None:
+            object.__setattr__(self, "dls_damping", check_positive(self.dls_damping, "dls_damping"))
 
 
-def _kernel_inputs(arrays: Rig, limited: bool, rigid_sub_bases, swing_limbs, root_matrix, free_root):
+def dls_start_damping(skeleton, options: TrackingOptions) -> float:
+    """The damping (model units) of ``options``' damped least-squares start step on ``skeleton``:
+    0.0 without ``dls_start``, else ``dls_damping`` or ``DLS_START_DAMPING`` x its height."""
+    if not options.dls_start:
+        return 0.0
+    if options.dls_damping is not None:
+        return float(options.dls_damping)
+    return DLS_START_DAMPING * skeleton.height()
+
+
+def _kernel_inputs(arrays: Rig, limited: bool, rigid_sub_bases, swing_limbs, root_matrix, free_root,
+                   dls_start: float = 0.0):
     """(``Groups``, ``TreeLimits``, ``TreeOptions``) for ``fabrik_tree``: without limits the groups
     of ``rigid_sub_bases``; with limits the BVH-rigid groups (``True``) where ``rigid_sub_bases`` is
-    True or ``"auto"``, their root group turning the root frame unless ``root_matrix`` holds it."""
+    True or ``"auto"``, their root group turning the root frame unless ``root_matrix`` holds it.
+    ``dls_start``: the damping of the start step (``dls_start_damping``; 0.0 for none)."""
+    start = NO_START_STEP
+    if dls_start > 0.0:
+        from fabrik.solvers.jacobian import DampedOptions
+        from fabrik.solvers.skeleton_methods import kernel_settings
+
+        # jacobian-dls's own step (its clamps of the error and of the angles) at this damping
+        start = np.array(kernel_settings(DampedOptions(damping=dls_start), arrays.lengths))
     if not limited:
         return (arrays.groups(rigid_sub_bases), NO_LIMITS,
-                TreeOptions(True, arrays.limbs(swing_limbs, rigid_sub_bases)))
+                TreeOptions(True, arrays.limbs(swing_limbs, rigid_sub_bases), start))
     mode = rigid_mode(rigid_sub_bases)
     held = mode is True or mode == "auto"
     groups = arrays.groups(held)
     root_group = held and groups.group_of[0] >= 0 and root_matrix is None
-    return groups, arrays.limits, TreeOptions(not (free_root or root_group), arrays.limbs(swing_limbs, held))
+    return groups, arrays.limits, TreeOptions(not (free_root or root_group), arrays.limbs(swing_limbs, held), start)
 
 
 def retries_short(options: TrackingOptions, limited: bool, root_matrix) -> bool:
@@ -197,7 +227,8 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     arrays, indices, positions, _, initial, root, root_from_target = prepare(skeleton, targets, initial, root)
     if not (bool(skeleton.constraints) if with_frames is None else with_frames):
         return _solve_plain(skeleton, arrays, indices, positions, initial, root, root_from_target, float(tol),
-                            int(max_iter), options.rigid_sub_bases, options.swing_limbs, ext, options.reach_step)
+                            int(max_iter), options.rigid_sub_bases, options.swing_limbs, ext, options.reach_step,
+                            dls_start_damping(skeleton, options))
     frames = options.initial_frames
     if frames is not None:
         frames = _check_frames(frames, skeleton.n_joints)
@@ -205,16 +236,19 @@ def solve_fabrik_skeleton(skeleton, targets, initial, root, tol, max_iter, optio
     return _solve_limited(skeleton, indices, positions, _writable(initial, np.float64), frames,
                           _writable(root, np.float64), root_from_target, root_matrix, free_root, tol, int(max_iter),
                           options.rigid_sub_bases, options.swing_limbs,
-                          rest_up(skeleton) if options.turn_search else None, ext, options.reach_step)
+                          rest_up(skeleton) if options.turn_search else None, ext, options.reach_step,
+                          dls_start_damping(skeleton, options))
 
 
 def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_target: bool, tol: float,
-                 max_iter: int, rigid_sub_bases, swing_limbs: bool, ext=None, reach_step: bool = False) -> Solution:
+                 max_iter: int, rigid_sub_bases, swing_limbs: bool, ext=None, reach_step: bool = False,
+                 dls_start: float = 0.0) -> Solution:
     """One kernel call without limits on checked inputs, and its ``Solution`` (errors by joint
     name, and as an array in ``extras["effector_error_array"]``; the released groups' centres).
     ``ext``: the kernel's weights, poles and obstacles (``fabrik.solvers.extended``), or None;
-    ``reach_step``: a short answer retried from turned trunk groups (``fabrik.solvers.reach_step``)."""
-    groups, limits, options = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False)
+    ``reach_step``: a short answer retried from turned trunk groups (``fabrik.solvers.reach_step``);
+    ``dls_start``: the damping of the start step (``dls_start_damping``; 0.0 for none)."""
+    groups, limits, options = _kernel_inputs(arrays, False, rigid_sub_bases, swing_limbs, None, False, dls_start)
     stop = _stop(tol, max_iter)
 
     def attempt(p, F=NO_FRAMES):
@@ -243,11 +277,12 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
 
 def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_matrix, free_root, tol, max_iter,
                    rigid_sub_bases=DEFAULT_RIGID_SUB_BASES, swing_limbs=False, turn_up=None, ext=None,
-                   reach_step: bool = False) -> Solution:
+                   reach_step: bool = False, dls_start: float = 0.0) -> Solution:
     """One solve with limits; a solve that ends short is retried, never with a held
     ``root_rotation``: with ``turn_up`` (the rest up axis, or None for no ``turn_search``) from
     starts turned about it (``search_turns``), then, still short, with ``reach_step`` from its
-    best answer's trunk groups turned (``retry_short``); ``ext`` as for ``_solve_plain``."""
+    best answer's trunk groups turned (``retry_short``); ``ext`` and ``dls_start`` as for
+    ``_solve_plain``."""
     arrays = rig(skeleton)
     if frames is None:
         frames = frames_from_pose(skeleton, p0)
@@ -255,7 +290,8 @@ def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_
         frames = frames.copy()
         frames[0] = root_matrix
     tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-    groups, limits, options = _kernel_inputs(arrays, True, rigid_sub_bases, swing_limbs, root_matrix, free_root)
+    groups, limits, options = _kernel_inputs(arrays, True, rigid_sub_bases, swing_limbs, root_matrix, free_root,
+                                             dls_start)
 
     def attempt(p, F, cap=max_iter):
         task = TreeTask(idx, pos, p, F, root, root_from_target)
@@ -325,7 +361,8 @@ def constrained_skeleton_solution(skeleton, method, positions, frames, row_activ
 def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, root=None, tol=_DEFAULT_TOL,
                           max_iter=DEFAULT_MAX_ITER, rigid_sub_bases: bool | str = DEFAULT_RIGID_SUB_BASES,
                           swing_limbs: bool = DEFAULT_SWING_LIMBS, *, initial_frames=None, root_rotation=None,
-                          turn_up=None, reach_step: bool = False, with_frames=None) -> Solution:
+                          turn_up=None, reach_step: bool = False, dls_start: float = 0.0,
+                          with_frames=None) -> Solution:
     """Multi-end-effector FABRIK on arrays, for per-frame loops (no dictionaries to build).
 
     Same algorithm and results as ``fabrik.solve(skeleton, targets=...)``, with light checks only
@@ -345,6 +382,8 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
         turn_up: with limits, the rest up axis (``fabrik.model.geometry.rest_up``) to retry a
             frame that ends short from turned starts as ``turn_search`` does; None: no retry.
         reach_step: retry a solve that ends short as ``TrackingOptions`` says.
+        dls_start: the damping (model units) of a damped least-squares step from the start
+            before iterating (``TrackingOptions.dls_start``, ``dls_start_damping``); 0.0: none.
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -360,7 +399,8 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
     idx, pos, p0, r, root_from_target = array_inputs(n, target_indices, target_positions, initial, root)
     if not (bool(skeleton.constraints) if with_frames is None else with_frames):
         return _solve_plain(skeleton, arrays, idx, pos, p0, r, root_from_target, check_tol(tol),
-                            check_max_iter(max_iter), rigid_sub_bases, swing_limbs, reach_step=reach_step)
+                            check_max_iter(max_iter), rigid_sub_bases, swing_limbs, reach_step=reach_step,
+                            dls_start=dls_start)
     frames = None
     if initial_frames is not None:
         frames = _writable(initial_frames, np.float64, "initial_frames")
@@ -370,7 +410,7 @@ def solve_skeleton_arrays(skeleton, target_indices, target_positions, initial, r
             raise ValueError("initial_frames must be finite (found NaN or inf)")
     root_matrix, free_root = _root_option(root_rotation)
     return _solve_limited(skeleton, idx, pos, p0, frames, r, root_from_target, root_matrix, free_root, tol, max_iter,
-                          rigid_sub_bases, swing_limbs, turn_up, reach_step=reach_step)
+                          rigid_sub_bases, swing_limbs, turn_up, reach_step=reach_step, dls_start=dls_start)
 
 
 def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial, roots=None, tol=_DEFAULT_TOL,
@@ -378,7 +418,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
                             swing_limbs: bool = DEFAULT_SWING_LIMBS,
                             progress: Callable[[int], None] | None = None, chunk: int | None = None, *,
                             initial_frames=None, root_rotation=None, turn_search: bool = False,
-                            reach_step: bool = False, with_frames=None) -> SequenceSolution:
+                            reach_step: bool = False, dls_start: float = 0.0, with_frames=None) -> SequenceSolution:
     """Multi-end-effector FABRIK over F frames of a take, each frame started from the answer (and,
     with limits, the frames) of the frame before, in compiled runs.
 
@@ -401,6 +441,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
         chunk: frames per compiled call when ``progress`` is given (default: about 1% of F).
         initial_frames, root_rotation, turn_search: with limits, as ``TrackingOptions`` says
             (``initial_frames`` for frame 0); reach_step: as it says.
+        dls_start: as for ``solve_skeleton_arrays`` (every frame).
         with_frames: as for ``solve_fabrik_skeleton``.
 
     Returns:
@@ -437,7 +478,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
     max_iter = check_max_iter(max_iter)
     limited = bool(skeleton.constraints) if with_frames is None else with_frames
     root_matrix, free_root = _root_option(root_rotation) if limited else (None, False)
-    groups, limits, options = _kernel_inputs(arrays, limited, rigid_sub_bases, swing_limbs, root_matrix, free_root)
+    groups, limits, options = _kernel_inputs(arrays, limited, rigid_sub_bases, swing_limbs, root_matrix, free_root,
+                                             dls_start)
     F0 = NO_FRAMES
     if limited:
         F0 = frames_from_pose(skeleton, p0) if initial_frames is None else _check_frames(initial_frames, n).copy()
@@ -509,7 +551,8 @@ def _sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options, 
     return solve_skeleton_sequence(skeleton, indices, paths, initial, roots, tol, max_iter, options.rigid_sub_bases,
                                    options.swing_limbs, progress, initial_frames=options.initial_frames,
                                    root_rotation=options.root_rotation, turn_search=options.turn_search,
-                                   reach_step=options.reach_step, with_frames=with_frames)
+                                   reach_step=options.reach_step, dls_start=dls_start_damping(skeleton, options),
+                                   with_frames=with_frames)
 
 
 def _frame_solver(skeleton, indices, tol, max_iter, options):
@@ -517,12 +560,14 @@ def _frame_solver(skeleton, indices, tol, max_iter, options):
     checks light."""
     first = options.initial_frames
     up = rest_up(skeleton) if options.turn_search else None
+    damping = dls_start_damping(skeleton, options)
 
     def one(targets, previous, root, frames):
         return solve_skeleton_arrays(skeleton, indices, targets, previous, root, tol, max_iter,
                                      options.rigid_sub_bases, options.swing_limbs,
                                      initial_frames=first if frames is None else frames,
-                                     root_rotation=options.root_rotation, turn_up=up, with_frames=True)
+                                     root_rotation=options.root_rotation, turn_up=up, reach_step=options.reach_step,
+                                     dls_start=damping, with_frames=True)
     return one
 
 
@@ -537,8 +582,16 @@ def _with_frames(function):
 add("fabrik", "skeleton", Solver(solve_fabrik_skeleton, TrackingOptions(), kernels=(fabrik_tree,)), sequence=_sequence)
 add(METHOD, "skeleton", Solver(_with_frames(solve_fabrik_skeleton), TrackingOptions(), kernels=(fabrik_tree,)),
     frame=_frame_solver, sequence=_with_frames(_sequence), limits=True, frames=True)
+# the same solver with ``dls_start`` on: its own rows in ``fabrik reconstruct`` (a step that is not FABRIK)
+add(DLS_START_METHOD, "skeleton", Solver(solve_fabrik_skeleton, TrackingOptions(dls_start=True), kernels=(fabrik_tree,)),
+    sequence=_sequence, limited=DLS_START_METHOD + "-constrained",
+    summary="skeleton FABRIK, each solve started by one damped least-squares step (dls_start)")
+add(DLS_START_METHOD + "-constrained", "skeleton",
+    Solver(_with_frames(solve_fabrik_skeleton), TrackingOptions(dls_start=True), kernels=(fabrik_tree,)),
+    frame=_frame_solver, sequence=_with_frames(_sequence), limits=True, frames=True,
+    summary="the same with joint limits (fabrik-constrained with dls_start)")
 
 __all__ = ["solve_fabrik_skeleton", "TrackingOptions", "FrameOptions", "DEFAULT_RIGID_SUB_BASES",
            "DEFAULT_SWING_LIMBS", "solve_skeleton_arrays", "solve_skeleton_sequence", "array_inputs", "target_arrays",
            "prepare", "raise_kernel_error", "constrained_skeleton_solution", "TURN_SEARCH_DEGREES",
-           "TURN_SEARCH_MAX_ITER", "METHOD"]
+           "TURN_SEARCH_MAX_ITER", "METHOD", "DLS_START_METHOD", "DLS_START_DAMPING", "dls_start_damping"]
