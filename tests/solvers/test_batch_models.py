@@ -141,8 +141,8 @@ def test_skeleton_batch_threads_and_progress_give_the_same_answers(walkers):
     (lambda s, t: fabrik.solve_batch(s, t, effectors=EFFECTORS, damping=1.0), "takes no option 'damping'"),
     (lambda s, t: fabrik.solve_batch(s, t, effectors=EFFECTORS, method="fabrik-constrained",
                                      initial_frames=np.zeros((13, 3, 3))), "rotation matrices"),
-    (lambda s, t: fabrik.solve_batch(s, t, effectors=EFFECTORS, backend="warp", precision="float32"),
-     "precision='float32' is for chains"),
+    (lambda s, t: fabrik.solve_batch(s, t, effectors=EFFECTORS, backend="warp", precision="float32",
+                                     reach_step=True), "precision='float32' is for chains"),
     (lambda s, t: fabrik.solve_batch(s, t, effectors=EFFECTORS, threads=0), "threads must be"),
 ])
 def test_skeleton_batch_bad_input(walkers, call, words):
@@ -407,10 +407,10 @@ def test_skeletons_and_arms_on_warp_fall_back_to_the_cpu_and_say_so(walkers):
     import_warp()
     skeleton, poses, _, targets = walkers
     rows = targets[:, 2].copy()
-    reference = fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS, **OPTIONS)
-    with pytest.warns(HostFallbackWarning, match="runs plain FABRIK only, and this batch uses swing_limbs=True"):
+    reference = fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS, reach_step=True, **OPTIONS)
+    with pytest.warns(HostFallbackWarning, match="without joint limits .*, and this batch uses reach_step=True"):
         result = fabrik.solve_batch(skeleton, wp.array(rows, dtype=wp.float64, device="cpu"), effectors=EFFECTORS,
-                                    backend="warp", **OPTIONS)
+                                    backend="warp", reach_step=True, **OPTIONS)
     assert isinstance(result.positions, wp.array)
     np.testing.assert_array_equal(result.positions.numpy(), reference.positions)
     arm = models.dhm_arm()

@@ -119,10 +119,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             method).
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
-            A skeleton runs on Warp's skeleton kernel in the plain configuration (method
-            ``"fabrik"``, no limits, ``rigid_sub_bases=False, swing_limbs=False``), its targets,
-            ``initial`` and ``root`` possibly device arrays (answers of the same kind); in any
-            other configuration, and arms always, on the CPU with a ``HostFallbackWarning``.
+            A skeleton without joint limits (method ``"fabrik"``; any ``rigid_sub_bases`` and
+            ``swing_limbs``, the defaults included) runs on Warp's skeleton kernel, its targets,
+            ``initial`` and ``root`` possibly device arrays (answers of the same kind); with
+            limits or ``reach_step``, and arms always, on the CPU with a ``HostFallbackWarning``.
         layout: the numba backend's arrangement for chains, one of ``LAYOUTS`` (all give the same
             answers; default ``"lockstep"``); refused with ``backend="warp"``, which has one
             arrangement, and for skeletons and arms.
@@ -130,8 +130,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         effectors: a skeleton's targeted joints for an (N, k, 3) ``targets`` array.
-        precision: ``"float64"`` (default) or ``"float32"`` (chains, and plain skeletons, on
-            ``backend="warp"``).
+        precision: ``"float64"`` (default) or ``"float32"`` (chains, and skeletons without limits,
+            on ``backend="warp"``).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``; skeletons:
             ``TrackingOptions``; arms: the arm method's, but ``time_budget`` and ``nearest``).
 
@@ -150,9 +150,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     if precision not in ("float64", "float32"):
         raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
     if precision != "float64" and (backend != "warp" or not isinstance(model, Chain) and not _is_skeleton(model)):
-        raise ValueError("precision='float32' is for chains on backend='warp' (and skeletons there, in the plain "
-                         "configuration rigid_sub_bases=False, swing_limbs=False); the numba kernels (and arms on "
-                         "any backend) solve in float64")
+        raise ValueError("precision='float32' is for chains on backend='warp' (and skeletons there, without joint "
+                         "limits); the numba kernels (and arms on any backend) solve in float64")
     if not isinstance(model, Chain):
         return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
                             progress, effectors, options, precision)
@@ -288,9 +287,9 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
                 return _skeleton_on_device(model, targets, effectors, initial, root, tol, max_iter, chosen, threads,
                                            device, precision, progress, options)
             if precision != "float64":
-                raise ValueError(f"precision='float32' is for chains and plain skeletons on backend='warp'; this "
-                                 f"skeleton batch uses {reason}, solved on the CPU in float64 (pass "
-                                 "rigid_sub_bases=False, swing_limbs=False, without limits, for the Warp kernel)")
+                raise ValueError(f"precision='float32' is for chains and skeletons without joint limits on "
+                                 f"backend='warp'; this skeleton batch uses {reason}, solved on the CPU in float64 "
+                                 "(method 'fabrik' without limits or reach_step runs on the Warp kernel)")
         return on_host(lambda t, i, r, o: _solve_other(model, t, i, r, tol, max_iter, method, "numba", None, threads,
                                                      None, progress, effectors, o),
                        model, targets, initial, root, device, options, reason)
@@ -314,7 +313,7 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
 
 def _skeleton_on_device(skeleton, targets, effectors, initial, root, tol, max_iter, chosen, threads, device,
                         precision, progress, options) -> BatchSolution:
-    """A plain skeleton batch on the Warp kernel (``fabrik.solvers.batch_device.solve_skeleton_on_device``),
+    """A skeleton batch without limits on the Warp kernel (``fabrik.solvers.batch_device.solve_skeleton_on_device``),
     the rows it hands back solved by the numba batch."""
     from fabrik.solvers.batch_device import solve_skeleton_on_device
 
@@ -326,9 +325,11 @@ def _skeleton_on_device(skeleton, targets, effectors, initial, root, tol, max_it
         return _solve_other(skeleton, t, i, r, tol, max_iter, chosen.name, "numba", None, threads, None, False,
                             names, options)
 
+    opts = chosen.options("skeleton", options)
     return solve_skeleton_on_device(skeleton, targets, effectors, initial, root, tol=tol, cap=cap,
                                     ceiling=solver.max_iter_ceiling, device=device, precision=precision,
-                                    progress=progress, host_solve=host_solve, solution=BatchSolution)
+                                    progress=progress, host_solve=host_solve, solution=BatchSolution,
+                                    rigid_sub_bases=opts.rigid_sub_bases, swing_limbs=opts.swing_limbs)
 
 
 def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,

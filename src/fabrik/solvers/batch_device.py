@@ -11,15 +11,15 @@ the CPU solves (``fabrik.solvers.batch``'s numba path) and writes back; and one 
 array for the check that every value is finite. Host (NumPy) targets with ``precision="float32"``
 run the same way and come back as NumPy arrays.
 
-Skeletons in the plain configuration (method ``"fabrik"``, no joint limits, ``rigid_sub_bases=False``,
-``swing_limbs=False``; ``solve_skeleton_on_device``) run the same way on the Warp skeleton kernel
+Skeletons without joint limits (method ``"fabrik"``, any ``rigid_sub_bases`` and ``swing_limbs``, the
+defaults included; ``solve_skeleton_on_device``) run the same way on the Warp skeleton kernel
 (``fabrik.kernels.batch_warp_tree``, float64 or float32): targets (N, k, 3) or ``{joint: (N, 3)}``
 of device arrays, ``initial`` and ``root`` too, stay on the device; the rows the kernel hands back
 cross to the host and are solved by the numba skeleton batch; answers (effector errors included)
 come back as the targets' kind. Host (NumPy) inputs work too and get NumPy answers.
 
 Arms have no Warp kernel (``fabrik.kernels.arm_ik`` / ``arm_methods`` are not ported), nor have
-skeletons in any other configuration (limits, rigid sub-bases, limb swing): with ``backend="warp"``
+skeletons with joint limits (``fabrik-constrained``) or ``reach_step``: with ``backend="warp"``
 they are solved on the CPU by the numba batch, device inputs copied to the host and the answers
 copied back to the inputs' device, with a ``HostFallbackWarning`` saying so, and, for a skeleton,
 which options keep it off the device (``on_host``).
@@ -37,7 +37,7 @@ from fabrik._validation import MAX_COORDINATE
 
 class HostFallbackWarning(RuntimeWarning):
     """``solve_batch(backend="warp")`` solved a skeleton or an arm on the CPU (no Warp kernel for
-    arms; skeletons beyond the plain configuration, ``solve_skeleton_on_device``); device arrays
+    arms; skeletons with joint limits or ``reach_step``, ``solve_skeleton_on_device``); device arrays
     were copied to the host and back."""
 
 
@@ -230,9 +230,11 @@ def solve_chain_on_device(model, targets, initial, root, *, tol: float, cap: int
 
 
 def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol: float, cap: int, ceiling: int,
-                             device, precision: str, progress: bool, host_solve, solution):
-    """Plain skeleton FABRIK (``rigid_sub_bases=False``, ``swing_limbs=False``, no limits) for
-    every row of targets with Warp (``fabrik.kernels.batch_warp_tree``; module docstring).
+                             device, precision: str, progress: bool, host_solve, solution, rigid_sub_bases=False,
+                             swing_limbs: bool = False):
+    """Skeleton FABRIK without limits (``rigid_sub_bases`` and ``swing_limbs`` as ``fabrik.solve``
+    takes them: held rigid groups fitted, limbs swung) for every row of targets with Warp
+    (``fabrik.kernels.batch_warp_tree``; module docstring).
     ``targets``: (N, k, 3) for the joints ``effectors`` (default the leaves) or ``{joint: (N, 3)}``,
     device or host arrays; ``cap`` the iteration cap, ``ceiling`` the method's ceiling;
     ``host_solve(targets (h, k, 3), initial, root, names)`` solves host rows as ``solve_batch``
@@ -241,7 +243,7 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
     from fabrik._progress import progress_bar
     from fabrik.kernels.batch_warp import WARP_MAX_ITER, get_device, kernels
     from fabrik.kernels.batch_warp_tree import kernels as tree_kernels
-    from fabrik.kernels.batch_warp_tree import scratch_shapes, tree_scalars, tree_tables
+    from fabrik.kernels.batch_warp_tree import held_tables, scratch_shapes, tree_scalars, tree_tables
     from fabrik.model.rig import rig
     from fabrik.solvers.batch_skeleton import (_check_root_targets, _joint_list, check_goal_rows,
                                                effector_targets, per_solve)
@@ -318,22 +320,25 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
     sliced = cap > SLICE_ITERATIONS
     slot, active, active_list = tree_tables(arrays.parents, idx)
     scale, eps, stol = tree_scalars(arrays.lengths, tol)
+    groups = arrays.groups(rigid_sub_bases)
+    held = held_tables(groups, arrays.limbs(swing_limbs, rigid_sub_bases), arrays.tree, active)
 
     def on(values, kind=None):
         return wp.array(np.ascontiguousarray(values, dtype=kind or dtype), dtype=wp.int32 if kind else real,
                         device=dev)
 
     scratch = [wp.empty(shape, dtype=real if kind == "real" else wp.int32, device=dev)
-               for shape, kind in scratch_shapes(count, n, kk)]
+               for shape, kind in scratch_shapes(count, n, kk, groups.group_start.shape[0] - 1)]
     p, it, err, code, reached, back_count, back = _row_outputs(wp, count, n, real, dev)
     errors = wp.empty((count, kk), dtype=real, device=dev)
     with progress_bar(progress, count, "solve_batch", "solve") as bar:
         wp.launch(kt.fabrik_tree_rows, dim=count, device=dev,
                   inputs=[t, starts, 0 if starts.shape[0] == 1 else 1, roots, root_step,
                           on(arrays.parents, np.int32), on(arrays.lengths), on(arrays.rest_dirs), on(arrays.reach),
-                          on(idx, np.int32), on(slot, np.int32), on(active, np.int32), on(active_list, np.int32),
-                          float(tol), int(min(SLICE_ITERATIONS if sliced else cap, WARP_MAX_ITER)), scale, eps, stol,
-                          int(sliced)] + scratch,
+                          on(idx, np.int32), on(slot, np.int32), on(active, np.int32), on(active_list, np.int32)]
+                  + [on(table, None if table.dtype == np.float64 else np.int32) for table in held]
+                  + [float(tol), int(min(SLICE_ITERATIONS if sliced else cap, WARP_MAX_ITER)), scale, eps, stol,
+                     int(sliced)] + scratch,
                   outputs=[p, errors, it, err, code, reached, back_count, back])
         handed = int(back_count.numpy()[0])
         if handed:
@@ -397,9 +402,9 @@ def on_host(run, model, targets, initial, root, device, options, reason=None):
         get_device(import_warp(), device)  # an unknown device is an error here too
     copied = ", its device arrays copied to the host and the answers back" if first is not None else ""
     if kind == "a skeleton":
-        why = (f"the Warp skeleton kernel runs plain FABRIK only, and this batch uses {reason or 'other options'}; "
-               "pass rigid_sub_bases=False, swing_limbs=False (on a skeleton without joint limits, method 'fabrik') "
-               "for the device path")
+        why = (f"the Warp skeleton kernel runs FABRIK without joint limits (rigid sub-bases and limb swing "
+               f"included), and this batch uses {reason or 'other options'}; method 'fabrik' on a skeleton without "
+               "joint limits, without reach_step, runs on the device")
     else:
         why = f"there is no Warp kernel for {kind}"
     warnings.warn(f"solve_batch(backend='warp'): {why}; this batch is solved on the CPU (numba threads){copied}",

@@ -148,18 +148,14 @@ def skeleton_route(skeleton, method, options):
 
 def device_blocker(skeleton, chosen, opts) -> str | None:
     """None when a skeleton batch runs on the Warp skeleton kernel (``fabrik.kernels.batch_warp_tree``:
-    method ``"fabrik"`` with no joint limits, no rigid groups and no limbs to swing, the kernel
-    inputs of ``rigid_sub_bases=False, swing_limbs=False``); else what keeps it on the CPU, in words
-    naming the option."""
+    method ``"fabrik"`` on a skeleton without joint limits, any ``rigid_sub_bases`` and
+    ``swing_limbs``); else what keeps it on the CPU, in words naming the option: joint limits (or
+    the method that follows frames), ``reach_step`` (its retries run ``fabrik.solve`` row by row)."""
     reasons = []
     if chosen.name == METHOD:
         reasons.append("joint limits" if skeleton.constraints else f"method={METHOD!r}")
-    else:
-        arrays = rig(skeleton)
-        if arrays.groups(opts.rigid_sub_bases).group_start.shape[0] > 1:
-            reasons.append(f"rigid_sub_bases={opts.rigid_sub_bases!r} (rigid groups)")
-        if arrays.limbs(opts.swing_limbs, opts.rigid_sub_bases).shape[0] > 0:
-            reasons.append("swing_limbs=True")
+    elif opts.reach_step:
+        reasons.append("reach_step=True")
     return ", ".join(reasons) or None
 
 
