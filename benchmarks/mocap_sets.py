@@ -8,7 +8,8 @@ with ``--constraints humanoid`` on ``../shared/data/mocap``'s sets (cmu_131_0*, 
 deepmimic/, climb/climb_0.bvh) and prints, per set: each method's pooled median inner-joint error
 (fraction of the height), frames reached, frames per second (solving time) and, for rows
 without limits, the frames whose bones break a limit; then the limited/plain ratio of the pooled
-medians and its largest value over the set's takes, and each FABRIK row's ratio to DLS.
+medians and its largest value over the set's takes, and each FABRIK row's ratio to DLS; last,
+each row's median pooled over every take of every set.
 """
 
 from __future__ import annotations
@@ -34,20 +35,22 @@ def main() -> None:
     args = parser.parse_args()
     methods = args.methods.split(",")
     out = {}
+    everything = []
     for name, pattern in SETS.items():
         files = sorted(DATA.glob(pattern))
         if not files:
             print(f"{name}: no files under {DATA}")
             continue
         reports = [reconstruct_file(f, methods=methods, constraints="humanoid")[0] for f in files]
+        everything += reports
         pooled = {r.method: r for r in pool_reports(reports).results}
         rows = {}
         print(f"\n== {name}: {len(files)} takes, {sum(r.frames for r in reports)} frames")
-        print(f"{'method':<22}{'median/h':>10}{'reached':>9}{'frames/s':>10}{'breaks':>8}")
+        print(f"{'method':<30}{'median/h':>10}{'reached':>9}{'frames/s':>10}{'breaks':>8}")
         for m in methods:
             p = pooled[m]
             breaks = "-" if p.limit_break_fraction is None else f"{p.limit_break_fraction:.1%}"
-            print(f"{m:<22}{p.median_error_rel:>10.5f}{p.reached_fraction:>9.1%}{p.frames_per_second:>10.0f}{breaks:>8}")
+            print(f"{m:<30}{p.median_error_rel:>10.5f}{p.reached_fraction:>9.1%}{p.frames_per_second:>10.0f}{breaks:>8}")
             rows[m] = p.to_dict()
         summary = {}
         for plain in ("fabrik", "fabrik-dls-start"):
@@ -67,6 +70,13 @@ def main() -> None:
                     summary[f"{m}_speed_over_dls"] = speed
                     print(f"{m} / jacobian-dls: median {ratio:.3f}, frames/s {speed:.2f}x")
         out[name] = {"takes": [str(f.name) for f in files], "pooled": rows, "summary": summary}
+    if everything:
+        pooled = pool_reports(everything).results
+        print(f"\n== every set: {len(everything)} takes, {sum(r.frames for r in everything)} frames")
+        print(f"{'method':<30}{'median/h':>10}")
+        for p in pooled:
+            print(f"{p.method:<30}{p.median_error_rel:>10.5f}")
+        out["all"] = {"pooled_median_error_rel": {p.method: p.median_error_rel for p in pooled}}
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")

@@ -135,7 +135,7 @@ def test_cli_option_message(tmp_path, capsys):
     fabrik.save_bvh(src, skeleton, motion)
     assert main(["reconstruct", str(src), "--frames", "0:2", "--option", "fabrik:bogus=1"]) == 2
     err = capsys.readouterr().err
-    assert "method 'fabrik' for skeletons takes no option 'bogus'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, initial_frames, root_rotation" in err
+    assert "method 'fabrik' for skeletons takes no option 'bogus'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, dls_start, dls_damping, initial_frames, root_rotation" in err
 
 
 def test_cli_out_creates_only_the_last_folder_level(tmp_path):

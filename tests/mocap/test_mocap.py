@@ -146,7 +146,7 @@ def test_takes_that_cannot_be_solved_say_why():
         reconstruct_take(skel, motion, effectors=["Head_End", "Head_End"])
     with pytest.raises(ValueError, match="unknown skeleton method 'nope'; methods are: ccd"):
         reconstruct_take(skel, motion, method="nope")
-    with pytest.raises(ValueError, match=r"takes no option 'damping'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, initial_frames, root_rotation"):
+    with pytest.raises(ValueError, match=r"takes no option 'damping'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, dls_start, dls_damping, initial_frames, root_rotation"):
         reconstruct_take(skel, motion, damping=1.0)
     with pytest.raises(ValueError, match="tol must be finite"):
         reconstruct_take(skel, motion, tol=-1.0)

@@ -252,7 +252,7 @@ def test_method_options_are_checked():
     p = motion.world_positions(skel)
     with pytest.raises(ValueError, match="'ccd'.*does not solve with"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"ccd": {}})
-    with pytest.raises(ValueError, match="'fabrik' for skeletons takes no option 'damping'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, initial_frames, root_rotation"):
+    with pytest.raises(ValueError, match="'fabrik' for skeletons takes no option 'damping'; it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, dls_start, dls_damping, initial_frames, root_rotation"):
         reconstruct(skel, p, methods=["fabrik"], method_options={"fabrik": {"damping": 1.0}})
     with pytest.raises(ValueError, match="takes no option 'dampin'; it takes"):
         reconstruct(skel, p, methods=["jacobian-dls"], method_options={"jacobian-dls": {"dampin": 1.0}})

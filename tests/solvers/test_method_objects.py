@@ -56,7 +56,7 @@ def test_unknown_option_message():
         fabrik.solve(fabrik.Chain.straight(3), [0.5, 1.0, 0.0], bogus=1)
     sk = fabrik.models.humanoid()
     with pytest.raises(ValueError, match=r"takes no options 'a', 'b'; it takes rigid_sub_bases, swing_limbs, "
-                                         r"turn_search, reach_step, initial_frames, root_rotation$"):
+                                         r"turn_search, reach_step, dls_start, dls_damping, initial_frames, root_rotation$"):
         fabrik.solve(sk, targets={"head": [0.0, 1.8, 0.0]}, a=1, b=2)
 
 

@@ -243,6 +243,6 @@ def test_bad_models_roots_and_options_are_named():
         fabrik.solve_sequence(body, paths, root="abc")
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         fabrik.solve_sequence(body, paths, method="nope")
-    with pytest.raises(ValueError, match="it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, initial_frames, root_rotation"):
+    with pytest.raises(ValueError, match="it takes rigid_sub_bases, swing_limbs, turn_search, reach_step, dls_start, dls_damping, initial_frames, root_rotation"):
         fabrik.solve_sequence(body, paths, damping=0.1)
     assert fabrik.solve_sequence(body, paths, max_iter=None).method == "fabrik"

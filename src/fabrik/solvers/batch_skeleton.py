@@ -15,13 +15,13 @@ from fabrik.model.geometry import frames_from_pose
 from fabrik.model.rig import NO_FRAMES, rig
 from fabrik.solvers import registry
 from fabrik.solvers.result import STATUSES
-from fabrik.solvers.skeleton_fabrik import (METHOD, _check_frames, _kernel_inputs, _root_option, _stop,
-                                            dls_start_damping, raise_kernel_error, retries_short,
+from fabrik.solvers.skeleton_fabrik import (DLS_START_METHOD, METHOD, _check_frames, _kernel_inputs, _root_option,
+                                            _stop, dls_start_damping, raise_kernel_error, retries_short,
                                             target_arrays)
 
 #: The skeleton methods ``solve_batch`` runs: FABRIK, and FABRIK following joint frames (the method
 #: of a skeleton with limits).
-SKELETON_BATCH_METHODS = ("fabrik", METHOD)
+SKELETON_BATCH_METHODS = ("fabrik", METHOD, DLS_START_METHOD, DLS_START_METHOD + "-constrained")
 _NO_ROOT_MATRIX = np.zeros((0, 3))
 
 
@@ -150,12 +150,15 @@ def device_blocker(skeleton, chosen, opts) -> str | None:
     """None when a skeleton batch runs on the Warp skeleton kernel (``fabrik.kernels.batch_warp_tree``:
     method ``"fabrik"`` on a skeleton without joint limits, any ``rigid_sub_bases`` and
     ``swing_limbs``); else what keeps it on the CPU, in words naming the option: joint limits (or
-    the method that follows frames), ``reach_step`` (its retries run ``fabrik.solve`` row by row)."""
+    the method that follows frames), ``reach_step`` (its retries run ``fabrik.solve`` row by row),
+    ``dls_start`` (a damped least-squares step the device does not take)."""
     reasons = []
-    if chosen.name == METHOD:
-        reasons.append("joint limits" if skeleton.constraints else f"method={METHOD!r}")
+    if chosen.frames:
+        reasons.append("joint limits" if skeleton.constraints else f"method={chosen.name!r}")
     elif opts.reach_step:
         reasons.append("reach_step=True")
+    if opts.dls_start:
+        reasons.append("dls_start=True")
     return ", ".join(reasons) or None
 
 
@@ -168,7 +171,7 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     from fabrik.kernels.batch_tree import batch_tree
 
     chosen, opts = skeleton_route(skeleton, method, options)
-    with_frames = chosen.name == METHOD
+    with_frames = chosen.frames
     solver = chosen.skeleton
     tol = check_tol(tol)
     cap = solver.max_iter if max_iter is None else check_max_iter(max_iter)
@@ -222,8 +225,8 @@ def solve_skeleton_batch(skeleton, targets, *, effectors=None, initial=None, roo
     if bad.size:
         raise_kernel_error(int(out_code[bad[0]]), skeleton, idx, None)
     if retries_short(opts, with_frames, root_matrix):
-        _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames,
-                     out_it, out_err, out_code)
+        _retry_short(skeleton, chosen.name, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p,
+                     out_frames, out_it, out_err, out_code)
     status = out_code.astype(np.int8)
     return solution(out_p, out_it, out_err.max(axis=1), status, status == REACHED, chosen.name, STATUSES,
                     out_frames if with_frames else None, None, out_err, tuple(names))
@@ -270,8 +273,8 @@ def _check_root_targets(skeleton, arrays, idx, goals, roots) -> None:
                          "them")
 
 
-def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames, out_it,
-                 out_err, out_code) -> None:
+def _retry_short(skeleton, method, names, goals, initial, root, tol, max_iter, opts, with_frames, out_p, out_frames,
+                 out_it, out_err, out_code) -> None:
     """``reach_step`` or ``turn_search`` (``retries_short``): every solve that ended short of its
     targets solved again by ``fabrik.solve`` itself (its first attempt is the batch's; the retries
     follow, in Python), so the answer is the single solve's."""
@@ -286,7 +289,7 @@ def _retry_short(skeleton, names, goals, initial, root, tol, max_iter, opts, wit
             more.update(turn_search=opts.turn_search, initial_frames=None if frames is None else _row(frames, i, 3),
                         root_rotation=opts.root_rotation)
         sol = solve(skeleton, targets=dict(zip(names, goals[i])), initial=start, root=base,
-                    method=METHOD if with_frames else "fabrik", tol=tol, max_iter=max_iter,
+                    method=method, tol=tol, max_iter=max_iter,
                     rigid_sub_bases=opts.rigid_sub_bases, swing_limbs=opts.swing_limbs, **more)
         out_p[i] = sol.positions
         if with_frames:

@@ -81,9 +81,9 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     from fabrik.kernels._cache_guard import announce_compile
     from fabrik.kernels.batch_tree import crowd_tree
     from fabrik.solvers.batch_skeleton import check_frame_rows, per_solve
-    from fabrik.solvers.skeleton_fabrik import (METHOD, _kernel_inputs, _root_option, _stop, raise_kernel_error,
-                                                dls_start_damping, retries_short,
-                                                solve_skeleton_sequence, target_arrays)
+    from fabrik.solvers.skeleton_fabrik import (_kernel_inputs, _root_option, _stop, dls_start_damping,
+                                                raise_kernel_error, retries_short, solve_skeleton_sequence,
+                                                target_arrays)
 
     shape = np.shape(next(iter(targets.values())))
     n = skeleton.n_joints
@@ -113,7 +113,7 @@ def solve_crowd(skeleton, targets, initial, root, *, method, tol, max_iter, opti
     chosen = registry.route(method, "skeleton", limited=limited)
     if chosen.sequence is None:
         return _one_by_one(skeleton, chosen.name, names, paths, initials, roots, tol, max_iter, options, progress)
-    with_frames = chosen.name == METHOD
+    with_frames = chosen.frames
     opts = chosen.options("skeleton", options)
     tol = check_tol(tol)
     cap = check_max_iter(chosen.skeleton.max_iter if max_iter is None else max_iter)
