@@ -132,6 +132,9 @@ def test_warp_arrays_in_warp_arrays_out():
     position = fabrik.solve_batch(arm, on_cpu(points), initial=on_cpu(starts[0]), backend="warp")
     assert isinstance(position.joint_angles, wp.array) and position.orientation_error is None
     assert_rows_match_solve(arm, position, points, None, starts[0])
+    host_targets = fabrik.solve_batch(arm, points, initial=on_cpu(starts), backend="warp", device="cpu")
+    assert isinstance(host_targets.joint_angles, np.ndarray)  # host targets: host answers
+    assert_rows_match_solve(arm, host_targets, points, None, starts)
 
 
 def test_device_rotations_are_read_as_the_host_reads_them():

@@ -373,8 +373,8 @@ def solve_arm_on_device(arm, shape, targets, initial, *, tol: float, orientation
     arrays (``_arm_targets``); ``initial`` (7,) or (N, 7) start angles (radians), default the
     arm's rest; ``tol`` (model units), ``orientation_tol`` (radians) and ``cap`` the iteration cap
     as ``fabrik.solvers.batch_arm.solve_arm_batch`` reads them; ``solution`` the
-    ``BatchSolution`` type. Host inputs get NumPy answers (iterations int64, as on numba), device
-    inputs answers of their kind on their device."""
+    ``BatchSolution`` type. Host targets get NumPy answers (iterations int64, as on numba), device
+    targets answers of their kind on their device."""
     from fabrik._progress import progress_bar
     from fabrik.kernels.batch_warp import WARP_MAX_ITER, kernels
     from fabrik.kernels.batch_warp_arm import kernels as arm_kernels
@@ -416,10 +416,10 @@ def solve_arm_on_device(arm, shape, targets, initial, *, tol: float, orientation
                   outputs=[q, p, frames, it, err, oerr, code, reached])
         if bar is not None:
             bar.update(count)
-    if first is None and not is_device_array(initial):
+    if first is None:  # host targets (whatever ``initial``): host answers, as for chains and skeletons
         return solution(p.numpy(), it.numpy().astype(np.int64), err.numpy(), code.numpy(), reached.numpy(), "fabrik",
                         STATUSES, frames.numpy(), oerr.numpy() if oriented else None, None, (), q.numpy())
-    out = _converter(first if first is not None else initial)
+    out = _converter(first)
     return solution(out(p), out(it), out(err), out(code), out(reached), "fabrik", STATUSES, out(frames),
                     out(oerr) if oriented else None, None, (), out(q))
 
