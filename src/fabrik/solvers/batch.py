@@ -120,9 +120,11 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
         backend: ``"numba"`` (CPU threads) or ``"warp"`` (NVIDIA Warp; ``device`` ``"cpu"`` or
             ``"cuda"``, default Warp's preferred device; needs ``pip install warp-lang``).
             A skeleton without joint limits (method ``"fabrik"``; any ``rigid_sub_bases`` and
-            ``swing_limbs``, the defaults included) runs on Warp's skeleton kernel, its targets,
-            ``initial`` and ``root`` possibly device arrays (answers of the same kind); with
-            limits or ``reach_step``, and arms always, on the CPU with a ``HostFallbackWarning``.
+            ``swing_limbs``, the defaults included) runs on Warp's skeleton kernel, and FABRIK on an
+            arm of the shape of ``fabrik.models.dhm_arm()`` on Warp's arm kernel, their targets,
+            ``initial`` and ``root`` possibly device arrays (answers of the same kind); a skeleton
+            with limits, ``reach_step`` or ``dls_start``, and other arms or arm methods, on the CPU
+            with a ``HostFallbackWarning``.
         layout: the numba backend's arrangement for chains, one of ``LAYOUTS`` (all give the same
             answers; default ``"lockstep"``); refused with ``backend="warp"``, which has one
             arrangement, and for skeletons and arms.
@@ -130,8 +132,8 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
             hands back to the CPU); the setting is restored after.
         progress: show a progress bar (batches larger than ``PROGRESS_PIECE`` run in pieces).
         effectors: a skeleton's targeted joints for an (N, k, 3) ``targets`` array.
-        precision: ``"float64"`` (default) or ``"float32"`` (chains, and skeletons without limits,
-            on ``backend="warp"``).
+        precision: ``"float64"`` (default) or ``"float32"`` (chains, skeletons without limits and
+            S-R-S arms' FABRIK, on ``backend="warp"``).
         **options: the method's options (``fabrik-constrained``: ``orientation_tol``; skeletons:
             ``TrackingOptions``; arms: the arm method's, but ``time_budget`` and ``nearest``).
 
@@ -149,9 +151,10 @@ def solve_batch(model, targets, *, initial=None, root=None, tol: float = DEFAULT
     method = registry.name_of(method)
     if precision not in ("float64", "float32"):
         raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
-    if precision != "float64" and (backend != "warp" or not isinstance(model, Chain) and not _is_skeleton(model)):
+    if precision != "float64" and backend != "warp":
         raise ValueError("precision='float32' is for chains on backend='warp' (and skeletons there, without joint "
-                         "limits); the numba kernels (and arms on any backend) solve in float64")
+                         "limits, and FABRIK on an arm of the shape of fabrik.models.dhm_arm()); the numba kernels "
+                         "solve in float64")
     if not isinstance(model, Chain):
         return _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device,
                             progress, effectors, options, precision)
@@ -289,7 +292,15 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
             if precision != "float64":
                 raise ValueError(f"precision='float32' is for chains and skeletons without joint limits on "
                                  f"backend='warp'; this skeleton batch uses {reason}, solved on the CPU in float64 "
-                                 "(method 'fabrik' without limits or reach_step runs on the Warp kernel)")
+                                 "(method 'fabrik' without limits, reach_step or dls_start runs on the Warp kernel)")
+        else:
+            reason = _arm_device_blocker(model, method)
+            if reason is None:
+                return _arm_on_device(model, targets, effectors, initial, root, tol, max_iter, method, device,
+                                      precision, progress, options)
+            if precision != "float64":
+                raise ValueError(f"precision='float32' is for arms on the Warp arm kernel (FABRIK on an arm of the "
+                                 f"shape of fabrik.models.dhm_arm()); {reason}, solved on the CPU in float64")
         return on_host(lambda t, i, r, o: _solve_other(model, t, i, r, tol, max_iter, method, "numba", None, threads,
                                                      None, progress, effectors, o),
                        model, targets, initial, root, device, options, reason)
@@ -300,10 +311,7 @@ def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, 
                                     max_iter=max_iter, method=method, threads=threads, progress=progress,
                                     options=options, run_parallel=_parallel, in_slices=_in_slices,
                                     solution=BatchSolution)
-    if effectors is not None:
-        raise ValueError("effectors names a skeleton's targeted joints; an arm's effector is its tip")
-    if root is not None:
-        raise ValueError("an arm's base is fixed; root is not used (express the targets in the base frame)")
+    _check_arm_arguments(effectors, root)
     from fabrik.solvers.batch_arm import solve_arm_batch
 
     return solve_arm_batch(model, targets, initial=initial, tol=tol, max_iter=max_iter, method=method,
@@ -330,6 +338,46 @@ def _skeleton_on_device(skeleton, targets, effectors, initial, root, tol, max_it
                                     ceiling=solver.max_iter_ceiling, device=device, precision=precision,
                                     progress=progress, host_solve=host_solve, solution=BatchSolution,
                                     rigid_sub_bases=opts.rigid_sub_bases, swing_limbs=opts.swing_limbs)
+
+
+def _check_arm_arguments(effectors, root) -> None:
+    """ValueError for the skeleton and chain arguments an arm batch does not take."""
+    if effectors is not None:
+        raise ValueError("effectors names a skeleton's targeted joints; an arm's effector is its tip")
+    if root is not None:
+        raise ValueError("an arm's base is fixed; root is not used (express the targets in the base frame)")
+
+
+def _arm_device_blocker(arm, method) -> str | None:
+    """None when the Warp arm kernel (``fabrik.kernels.batch_warp_arm``) solves an arm batch of
+    ``method``: FABRIK on an arm of the shape of ``fabrik.models.dhm_arm`` (the closed-form
+    ``batch_srs``); else what keeps it on the CPU, for ``HostFallbackWarning``."""
+    from fabrik.solvers.arm import srs_shape
+
+    name = registry.route(method, "arm").name
+    if name != "fabrik":
+        return f"this batch uses method {name!r}"
+    if srs_shape(arm) is None:
+        return "this arm is not a 7-joint S-R-S arm (the search of other arms' FABRIK runs on the CPU)"
+    return None
+
+
+def _arm_on_device(arm, targets, effectors, initial, root, tol, max_iter, method, device, precision, progress,
+                   options) -> BatchSolution:
+    """An S-R-S arm's FABRIK batch on the Warp arm kernel
+    (``fabrik.solvers.batch_device.solve_arm_on_device``), after the numba path's checks of its
+    arguments (``fabrik.solvers.batch_arm.solve_arm_batch``)."""
+    from fabrik.solvers.arm import srs_shape
+    from fabrik.solvers.batch_device import solve_arm_on_device
+
+    _check_arm_arguments(effectors, root)
+    chosen = registry.route(method, "arm")
+    opts = chosen.options("arm", options)
+    solver = chosen.arm
+    tol = check_tol(tol)
+    cap = solver.max_iter if max_iter is None else min(check_max_iter(max_iter), solver.max_iter_ceiling)
+    return solve_arm_on_device(arm, srs_shape(arm), targets, initial, tol=tol, orientation_tol=opts.orientation_tol,
+                               cap=cap, device=device, precision=precision, progress=progress, solution=BatchSolution)
 
 
 def batch_bytes(count: int, n: int, dim: int = 3, *, constrained: bool = False, oriented: bool = False,

@@ -101,14 +101,7 @@ def solve_arm_batch(arm, targets, *, initial, tol, max_iter, method, threads, pr
     if initial is None:
         starts = (shape.rest if shape is not None else arm_shape_rest(arm))[None]
     else:
-        starts = check_angles(initial, m)
-        if starts.ndim == 1:
-            starts = starts[None]
-        if starts.shape[0] not in (1, count):
-            raise ValueError(f"initial must have shape ({m},) for every target or ({count}, {m}), one per target; got "
-                             f"{starts.shape}")
-        if not starts.flags.writeable:
-            starts = starts.copy()
+        starts = arm_starts(initial, m, count)
     out_q = np.empty((count, m))
     out_p = np.empty((count, m + 1, 3))
     out_frames = np.empty((count, m + 1, 3, 3))
@@ -159,6 +152,20 @@ def solve_arm_batch(arm, targets, *, initial, tol, max_iter, method, threads, pr
     return solution(out_p, out_it, out_err, status, status == REACHED, chosen.name, STATUSES, out_frames, out_oerr if oriented else None, None, (), out_q)
 
 
+def arm_starts(initial, m: int, count: int) -> np.ndarray:
+    """``initial`` as a batch's start angles: (1, m) for every target or (count, m), one per
+    target, float64 (``check_angles``); ValueError for another shape or a value not finite."""
+    starts = check_angles(initial, m)
+    if starts.ndim == 1:
+        starts = starts[None]
+    if starts.shape[0] not in (1, count):
+        raise ValueError(f"initial must have shape ({m},) for every target or ({count}, {m}), one per target; got "
+                         f"{starts.shape}")
+    if not starts.flags.writeable:
+        starts = starts.copy()
+    return starts
+
+
 def _check_memory(targets, m: int, starts: bool) -> None:
     try:
         shape = np.shape(targets[0] if isinstance(targets, tuple) else targets)
@@ -192,4 +199,4 @@ def _restart_values(arm, opts) -> np.ndarray:
     return out
 
 
-__all__ = ["ARM_BATCH_METHODS", "arm_batch_bytes", "arm_targets", "solve_arm_batch"]
+__all__ = ["ARM_BATCH_METHODS", "arm_batch_bytes", "arm_starts", "arm_targets", "solve_arm_batch"]

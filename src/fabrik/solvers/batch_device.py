@@ -18,11 +18,17 @@ of device arrays, ``initial`` and ``root`` too, stay on the device; the rows the
 cross to the host and are solved by the numba skeleton batch; answers (effector errors included)
 come back as the targets' kind. Host (NumPy) inputs work too and get NumPy answers.
 
-Arms have no Warp kernel (``fabrik.kernels.arm_ik`` / ``arm_methods`` are not ported), nor have
-skeletons with joint limits (``fabrik-constrained``) or ``reach_step``: with ``backend="warp"``
-they are solved on the CPU by the numba batch, device inputs copied to the host and the answers
-copied back to the inputs' device, with a ``HostFallbackWarning`` saying so, and, for a skeleton,
-which options keep it off the device (``on_host``).
+Arms: FABRIK on an arm of the shape of ``fabrik.models.dhm_arm`` (the DHM study's closed form,
+``solve_arm_on_device``) runs on the Warp arm kernel (``fabrik.kernels.batch_warp_arm``, float64 or
+float32): targets (N, 3), (points, rotations) or (N, 4, 4) and ``initial`` as device arrays stay on
+the device; every branch runs there, so no row is handed back (only the rows of device rotations
+that are not rotations to 1e-12 cross, to be read as ``fabrik.model.pose`` reads them); answers as
+the targets' kind, NumPy for NumPy. Other arms and arm methods (``fabrik-revolute``, ``ccd``,
+``jacobian-dls``: ``fabrik.kernels.arm_methods`` is not ported), and skeletons with joint limits
+(``fabrik-constrained``), ``reach_step`` or ``dls_start``, are solved with ``backend="warp"`` on
+the CPU by the numba batch, device inputs copied to the host and the answers copied back to the
+inputs' device, with a ``HostFallbackWarning`` saying so and which method, arm or options keep the
+batch off the device (``on_host``).
 """
 
 from __future__ import annotations
@@ -36,9 +42,9 @@ from fabrik._validation import MAX_COORDINATE
 
 
 class HostFallbackWarning(RuntimeWarning):
-    """``solve_batch(backend="warp")`` solved a skeleton or an arm on the CPU (no Warp kernel for
-    arms; skeletons with joint limits or ``reach_step``, ``solve_skeleton_on_device``); device arrays
-    were copied to the host and back."""
+    """``solve_batch(backend="warp")`` solved a skeleton or an arm on the CPU (skeletons with joint
+    limits, ``reach_step`` or ``dls_start``, ``solve_skeleton_on_device``; arms other than S-R-S
+    FABRIK, ``solve_arm_on_device``); device arrays were copied to the host and back."""
 
 
 def is_device_array(value) -> bool:
@@ -363,6 +369,158 @@ def solve_skeleton_on_device(skeleton, targets, effectors, initial, root, *, tol
                     tuple(names))
 
 
+def solve_arm_on_device(arm, shape, targets, initial, *, tol: float, orientation_tol: float, cap: int, device,
+                        precision: str, progress: bool, solution):
+    """FABRIK on a 7-joint S-R-S arm (``shape``: its ``fabrik.solvers.arm.ArmShape``) for every
+    target with Warp (``fabrik.kernels.batch_warp_arm``: ``srs_start``, then ``srs_finish``, one
+    thread per target; every branch runs on the device, none is handed back). ``targets``: (N, 3)
+    points, a pair (points (N, 3), rotations (N, 3, 3)) or (N, 4, 4) transforms, device or host
+    arrays (``_arm_targets``); ``initial`` (7,) or (N, 7) start angles (radians), default the
+    arm's rest; ``tol`` (model units), ``orientation_tol`` (radians) and ``cap`` the iteration cap
+    as ``fabrik.solvers.batch_arm.solve_arm_batch`` reads them; ``solution`` the
+    ``BatchSolution`` type. Host targets get NumPy answers (iterations int64, as on numba), device
+    targets answers of their kind on their device."""
+    from fabrik._progress import progress_bar
+    from fabrik.kernels.batch_warp import WARP_MAX_ITER, kernels
+    from fabrik.kernels.batch_warp_arm import kernels as arm_kernels
+    from fabrik.solvers.batch_arm import arm_starts
+    from fabrik.solvers.result import STATUSES
+
+    wp, k = kernels(precision)
+    _, ka = arm_kernels(precision)
+    real, dtype = k.real, k.dtype
+    if cap > WARP_MAX_ITER:  # (no arm method's ceiling comes near)
+        raise ValueError(f"max_iter: the Warp arm kernel counts iterations in 32-bit integers, at most {WARP_MAX_ITER}")
+    first = _first_device_array(targets)
+    points, rotations, dev, checks = _arm_targets(wp, k, ka, targets, first, device, real, dtype)
+    count = points.shape[0]
+    if initial is None:
+        starts = wp.array(shape.rest[None].astype(dtype), dtype=real, device=dev)
+    elif is_device_array(initial):
+        starts = _place(wp, initial, "initial", [(7,), (count, 7)], real, dtype, dev, checks)
+    else:  # the numba path's checks and messages
+        starts = wp.array(arm_starts(initial, 7, count).astype(dtype), dtype=real, device=dev)
+    _check_finite(wp, k, checks, real, dev)
+    oriented = rotations is not None
+    if not oriented:  # (read by no thread: a position target's rotation)
+        rotations = wp.array(np.eye(3)[None].astype(dtype), dtype=real, device=dev)
+    p, it, err, code, reached, _, _ = _row_outputs(wp, count, 8, real, dev)
+    q = wp.empty((count, 7), dtype=real, device=dev)
+    frames = wp.empty((count, 8, 3, 3), dtype=real, device=dev)
+    oerr = wp.empty(count, dtype=real, device=dev)
+    start = wp.empty((starts.shape[0], 25), dtype=real, device=dev)
+    pack = wp.array(shape.pack.astype(dtype), dtype=real, device=dev)
+    per_row = int(starts.shape[0] > 1)
+    with progress_bar(progress, count, "solve_batch", "target") as bar:
+        # the starts first (one shared start computed once, as batch_srs does), the answers' rows as scratch
+        wp.launch(ka.srs_starts, dim=starts.shape[0], device=dev,
+                  inputs=[pack, starts, int(oriented), p, frames, start])
+        wp.launch(ka.srs_rows, dim=count, device=dev,
+                  inputs=[pack, start, per_row, starts, per_row, points, rotations, int(rotations.shape[0] > 1),
+                          int(oriented), float(tol), float(orientation_tol), int(cap)],
+                  outputs=[q, p, frames, it, err, oerr, code, reached])
+        if bar is not None:
+            bar.update(count)
+    if first is None:  # host targets (whatever ``initial``): host answers, as for chains and skeletons
+        return solution(p.numpy(), it.numpy().astype(np.int64), err.numpy(), code.numpy(), reached.numpy(), "fabrik",
+                        STATUSES, frames.numpy(), oerr.numpy() if oriented else None, None, (), q.numpy())
+    out = _converter(first)
+    return solution(out(p), out(it), out(err), out(code), out(reached), "fabrik", STATUSES, out(frames),
+                    out(oerr) if oriented else None, None, (), out(q))
+
+
+def _arm_targets(wp, k, ka, targets, first, device, real, dtype):
+    """(points (N, 3), rotations (N, 3, 3) or None, the device, the (name, array) pairs
+    ``_check_finite`` still has to check) of an arm batch's targets on the device: (N, 3) points,
+    a pair (points, rotations) or (N, 4, 4) transforms, as ``fabrik.solvers.batch_arm.arm_targets``
+    reads them. Host targets (``first`` None: no device array among them) go through that
+    function and are copied over; device ones stay where they are (``_device_rotations``)."""
+    from fabrik.kernels.batch_warp import get_device
+    from fabrik.solvers.batch_arm import _points, arm_targets
+    from fabrik.model.pose import target_rotations
+
+    def upload(host):
+        return wp.array(np.ascontiguousarray(host, dtype=dtype), dtype=real, device=dev)
+
+    if first is None:
+        points, rotations = arm_targets(targets)
+        dev = get_device(wp, device)
+        return upload(points), None if rotations is None else upload(rotations), dev, []
+    dev = _to_warp(wp, first, "targets", real).device
+    if device is not None and str(get_device(wp, device)) != str(dev):
+        raise ValueError(f"device={device!r}, but the targets are on {dev}")
+    checks: list = []
+    pair = isinstance(targets, tuple) and len(targets) == 2
+    value = targets[0] if pair else targets
+    if is_device_array(value):
+        raw = _to_warp(wp, value, "targets", real, dev)
+    else:
+        raw = upload(_points(value))  # (host points beside device rotations)
+    if not pair and raw.ndim == 3 and tuple(raw.shape[1:]) == (4, 4) and raw.shape[0] >= 1:
+        points, rotations = _device_rotations(wp, k, ka, raw, "targets", real, dtype, dev)
+        checks.append(("targets", points))
+        return points, rotations, dev, checks
+    if raw.ndim != 2 or raw.shape[1] != 3 or raw.shape[0] < 1:
+        raise ValueError(f"an arm's targets must be (N, 3) points, a pair ((N, 3) points, (N, 3, 3) rotations) or "
+                         f"(N, 4, 4) transforms, with N >= 1; got shape {tuple(raw.shape)}")
+    if is_device_array(value):
+        checks.append(("targets", raw))
+    if not pair:
+        return raw, None, dev, checks
+    count = raw.shape[0]
+    if not is_device_array(targets[1]):
+        return raw, upload(target_rotations(targets[1], count, 3, "rotations")), dev, checks
+    mats = _to_warp(wp, targets[1], "rotations", real, dev)
+    if tuple(mats.shape) != (count, 3, 3):
+        raise ValueError(f"rotations must have shape ({count}, 3, 3), one rotation matrix per target, got "
+                         f"{tuple(mats.shape)}")
+    _, rotations = _device_rotations(wp, k, ka, mats, "rotations", real, dtype, dev)
+    return raw, rotations, dev, checks
+
+
+def _device_rotations(wp, k, ka, poses, name, real, dtype, dev):
+    """(points (N, 3) or None, rotations (N, 3, 3)) of device ``poses``: (N, 3, 3) rotations or
+    (N, 4, 4) transforms (then the points too), as ``fabrik.model.pose.target_rotations`` and
+    ``split_transforms`` read them: rows that are rotations (rigid transforms) to 1e-12 (1e-6 in
+    float32, which rounds at 1e-7) are taken as they are, tested on the device; only the other
+    rows cross to the host, to be made what ``target_rotation`` (``split_transform``) makes of
+    them (the nearest rotation), or to raise its ValueError naming the row. The caller's array is
+    never written."""
+    from fabrik.model.pose import split_transform, target_rotation
+
+    count = poses.shape[0]
+    transforms = poses.shape[1] == 4
+    bad_count = wp.zeros(1, dtype=wp.int32, device=dev)
+    bad = wp.empty(count, dtype=wp.int32, device=dev)
+    limit = 1e-12 if real is wp.float64 else 1e-6
+    wp.launch(ka.pose_defects, dim=count, inputs=[poses, limit], outputs=[bad_count, bad], device=dev)
+    points, mats = None, poses
+    if transforms:
+        points = wp.empty((count, 3), dtype=real, device=dev)
+        mats = wp.empty((count, 3, 3), dtype=real, device=dev)
+        wp.launch(ka.split_poses, dim=(count, 3), inputs=[poses], outputs=[points, mats], device=dev)
+    handed = int(bad_count.numpy()[0])
+    if not handed:
+        return points, mats
+    rows = bad[:handed]
+    width = 16 if transforms else 9
+    raw = _gather(wp, k, poses, rows, handed, width, real, dev).reshape(handed, width)
+    fixed_points, fixed_mats = np.empty((handed, 3)), np.empty((handed, 9))
+    for j, row in enumerate(rows.numpy().tolist()):
+        if transforms:
+            fixed_points[j], rotation = split_transform(raw[j].reshape(4, 4), 3, f"{name}[{row}]")
+        else:
+            rotation = target_rotation(raw[j].reshape(3, 3), 3, f"{name}[{row}]")
+        fixed_mats[j] = rotation.reshape(-1)
+    if not transforms:
+        mats = wp.clone(mats)  # (the caller's array)
+    pairs = [(fixed_mats, mats.reshape((count, 9)))] + ([(fixed_points, points)] if transforms else [])
+    for fixed, dst in pairs:
+        wp.launch(ka.scatter_rows, dim=fixed.shape, device=dev,
+                  inputs=[rows, wp.array(fixed.astype(dtype), dtype=real, device=dev), dst])
+    return points, mats
+
+
 def to_host(value):
     """A device array (or a mapping or tuple of them) copied to NumPy; anything else as it is."""
     if isinstance(value, Mapping):
@@ -391,9 +549,10 @@ def _first_device_array(value):
 
 def on_host(run, model, targets, initial, root, device, options, reason=None):
     """A skeleton or arm batch asked of Warp: solved by ``run(targets, initial, root, options)`` on
-    the CPU (numba), with a ``HostFallbackWarning`` (for a skeleton, ``reason`` names the options
-    that keep it off the Warp kernel); device inputs copied to the host and, when the targets were
-    on a device, every array of the answer copied back to it as the targets' kind."""
+    the CPU (numba), with a ``HostFallbackWarning`` (``reason`` names what keeps it off the Warp
+    kernel: a skeleton's options, an arm's method or shape); device inputs copied to the host and,
+    when the targets were on a device, every array of the answer copied back to it as the targets'
+    kind."""
     from fabrik.kernels.batch_warp import get_device, import_warp
 
     kind = "an arm" if type(model).__name__ == "Arm" else "a skeleton"
@@ -404,9 +563,10 @@ def on_host(run, model, targets, initial, root, device, options, reason=None):
     if kind == "a skeleton":
         why = (f"the Warp skeleton kernel runs FABRIK without joint limits (rigid sub-bases and limb swing "
                f"included), and this batch uses {reason or 'other options'}; method 'fabrik' on a skeleton without "
-               "joint limits, without reach_step, runs on the device")
+               "joint limits, without reach_step or dls_start, runs on the device")
     else:
-        why = f"there is no Warp kernel for {kind}"
+        why = (f"the Warp arm kernel runs FABRIK on an arm of the shape of fabrik.models.dhm_arm() (7 joints, a "
+               f"spherical shoulder and wrist) only, and {reason or 'this batch is another'}")
     warnings.warn(f"solve_batch(backend='warp'): {why}; this batch is solved on the CPU (numba threads){copied}",
                   HostFallbackWarning, stacklevel=4)
     result = run(to_host(targets), to_host(initial), to_host(root), {k: to_host(v) for k, v in options.items()})
@@ -425,4 +585,4 @@ def on_host(run, model, targets, initial, root, device, options, reason=None):
 
 
 __all__ = ["HostFallbackWarning", "is_device_array", "solve_chain_on_device", "solve_skeleton_on_device",
-           "on_host", "to_host"]
+           "solve_arm_on_device", "on_host", "to_host"]
