@@ -175,7 +175,8 @@ def test_limits_and_reach_step_fall_back_and_say_which_option(walkers):
     rows = targets[:, 2].copy()
     reference = fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS, reach_step=True)
     with pytest.warns(HostFallbackWarning, match=r"this batch uses reach_step=True; method 'fabrik' on a skeleton "
-                                                 r"without joint limits, without reach_step, runs on the device"):
+                                                 r"without joint limits, without reach_step or dls_start, runs on "
+                                                 r"the device"):
         result = fabrik.solve_batch(skeleton, wp.array(rows, dtype=wp.float64, device="cpu"), effectors=EFFECTORS,
                                     backend="warp", reach_step=True)
     np.testing.assert_array_equal(result.positions.numpy(), reference.positions)
@@ -190,6 +191,10 @@ def test_limits_and_reach_step_fall_back_and_say_which_option(walkers):
         fabrik.solve_batch(limited, rows, effectors=EFFECTORS, backend="warp", precision="float32", **PLAIN)
     with pytest.raises(ValueError, match="this skeleton batch uses reach_step=True"):
         fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS, backend="warp", precision="float32", reach_step=True)
+    with pytest.warns(HostFallbackWarning, match="this batch uses dls_start=True"):
+        stepped = fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS, backend="warp", dls_start=True)
+    np.testing.assert_array_equal(stepped.positions, fabrik.solve_batch(skeleton, rows, effectors=EFFECTORS,
+                                                                        dls_start=True).positions)
     rng = np.random.default_rng(0)
     tree = random_tree(rng, 5)
     tree = tree.with_constraints(random_limits(rng, tree))
