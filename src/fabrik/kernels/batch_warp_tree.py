@@ -461,7 +461,7 @@ def _make(precision: str):
         return ok
 
     @wp.func
-    def place_group_centre(p: wp.array3d(dtype=real), i: int, centre: int, g: int, rot: wp.array4d(dtype=real),
+    def place_group_centre_row(p: wp.array3d(dtype=real), i: int, centre: int, g: int, rot: wp.array4d(dtype=real),
                            active: wp.array(dtype=i32), group_start: wp.array(dtype=i32),
                            group_members: wp.array(dtype=i32), group_offsets: wp.array2d(dtype=real),
                            psum: wp.array3d(dtype=real), pcount: wp.array2d(dtype=i32), anchored: int):
@@ -497,7 +497,7 @@ def _make(precision: str):
         p[i, centre, 2] = (rm * (md2 - a2) + psum[i, centre, 2]) / total
 
     @wp.func
-    def place_group_members(p: wp.array3d(dtype=real), i: int, centre: int, g: int, rot: wp.array4d(dtype=real),
+    def place_group_members_row(p: wp.array3d(dtype=real), i: int, centre: int, g: int, rot: wp.array4d(dtype=real),
                             active: wp.array(dtype=i32), group_start: wp.array(dtype=i32),
                             group_members: wp.array(dtype=i32), group_offsets: wp.array2d(dtype=real),
                             carried: wp.array3d(dtype=real)):
@@ -539,7 +539,7 @@ def _make(precision: str):
         return value - real(0.5) * m * gap * gap
 
     @wp.func
-    def seat_group(p: wp.array3d(dtype=real), i: int, centre: int, parent: int, length: real, g: int,
+    def seat_group_row(p: wp.array3d(dtype=real), i: int, centre: int, parent: int, length: real, g: int,
                    rot: wp.array4d(dtype=real), active: wp.array(dtype=i32), group_start: wp.array(dtype=i32),
                    group_members: wp.array(dtype=i32), group_offsets: wp.array2d(dtype=real), eps: real):
         # rigid_groups.seat_group for row i (no weights): the centre on its bone's sphere and the
@@ -726,7 +726,7 @@ def _make(precision: str):
                             p[i, j, c] = p[i, pivot, c] + r[c, 0] * x + r[c, 1] * y + r[c, 2] * z
 
     @wp.func
-    def stuck_on_line(p: wp.array3d(dtype=real), targets: wp.array3d(dtype=real), errors: wp.array2d(dtype=real),
+    def stuck_on_line_row(p: wp.array3d(dtype=real), targets: wp.array3d(dtype=real), errors: wp.array2d(dtype=real),
                       target_idx: wp.array(dtype=i32), parents: wp.array(dtype=i32), lengths: wp.array(dtype=real),
                       slot: wp.array(dtype=i32), i: int, tol: real, stol: real, eps: real, scale: real):
         # fabrik.kernels.singularity.nudge_stuck_paths's test for row i, as 1 or 0: is some unreached
@@ -960,7 +960,7 @@ def _make(precision: str):
                     p[i, j, 1] = targets[i, s, 1]
                     p[i, j, 2] = targets[i, s, 2]
                 elif fitted(group_of[j], active_members, releasable, released) != 0:
-                    place_group_centre(p, i, j, group_of[j], rot, active, group_start, group_members, group_offsets,
+                    place_group_centre_row(p, i, j, group_of[j], rot, active, group_start, group_members, group_offsets,
                                        psum, pcount, 1 - releasable[group_of[j]])
                 elif pcount[i, j] > 0:
                     w = real(1.0) / real(pcount[i, j])
@@ -994,7 +994,7 @@ def _make(precision: str):
             g = group_of[0]
             if g >= 0:
                 if held(g, releasable, released) != 0:
-                    place_group_members(p, i, 0, g, rot, active, group_start, group_members, group_offsets, carried)
+                    place_group_members_row(p, i, 0, g, rot, active, group_start, group_members, group_offsets, carried)
             for j in range(1, n):
                 q = parents[j]
                 if active[j] != 0:
@@ -1011,9 +1011,9 @@ def _make(precision: str):
                         nested = fitted(in_group[j], active_members, releasable, released)
                         if releasable[g] == 0 and active[j] != 0 and nested == 0:
                             if lengths[j] > eps:
-                                seat_group(p, i, j, q, lengths[j], g, rot, active, group_start, group_members,
+                                seat_group_row(p, i, j, q, lengths[j], g, rot, active, group_start, group_members,
                                            group_offsets, eps)
-                        place_group_members(p, i, j, g, rot, active, group_start, group_members, group_offsets,
+                        place_group_members_row(p, i, j, g, rot, active, group_start, group_members, group_offsets,
                                             carried)
             it = it + 1
             err = effector_errors(p, targets, target_idx, errors, i)
@@ -1060,7 +1060,7 @@ def _make(precision: str):
                                 let_go = int(1)
                             else:
                                 # a confirmed stall: a path stuck on the line to its target is bent on the CPU
-                                if stuck_on_line(p, targets, errors, target_idx, parents, lengths, slot, i, tol, stol,
+                                if stuck_on_line_row(p, targets, errors, target_idx, parents, lengths, slot, i, tol, stol,
                                                  eps, scale) != 0:
                                     code = int(-1)  # the target moved across the line: on the CPU
                                 elif unreachable != 0 or still_converging(err, prev_err, last_drop, older_drop, it,
