@@ -24,28 +24,10 @@ import warnings
 import numpy as np
 
 import fabrik
+from fabrik_experiments.batch_models_bench import warp_handed_rows
 from fabrik_experiments.crowd_motion import random_poses
 
 CONFIGURATIONS = {"defaults": {}, "plain": {"rigid_sub_bases": False, "swing_limbs": False}}
-
-
-def handed_counter():
-    """(a list that collects the row counts the Warp path hands back, a function that undoes the
-    spy): wraps ``fabrik.solvers.batch_device.solve_skeleton_on_device``'s ``host_solve``."""
-    import fabrik.solvers.batch_device as device
-
-    rows: list[int] = []
-    inner = device.solve_skeleton_on_device
-
-    def spy(*args, host_solve, **kwargs):
-        def counted(targets, *rest):
-            rows.append(len(targets))
-            return host_solve(targets, *rest)
-
-        return inner(*args, host_solve=counted, **kwargs)
-
-    device.solve_skeleton_on_device = spy
-    return rows, lambda: setattr(device, "solve_skeleton_on_device", inner)
 
 
 def best_rate(call, count: int, repeats: int) -> float:
@@ -78,7 +60,7 @@ def main() -> None:
     for name, options in CONFIGURATIONS.items():
         for label, targets in (("all reachable", leaves), ("every 4th target scaled 2x", far)):
             numba = fabrik.solve_batch(skeleton, targets, threads=args.threads, **options)
-            rows, undo = handed_counter()
+            rows, undo = warp_handed_rows()
             warp = fabrik.solve_batch(skeleton, targets, backend="warp", device=args.device, **options)
             undo()
             single = fabrik.solve_batch(skeleton, targets, backend="warp", device=args.device, precision="float32",

@@ -404,3 +404,22 @@ def format_model_tables(result: dict) -> str:
                          f"{r['largest bone length error / bone']:.2e} | {r['largest effector error (units)']:.2e} | "
                          f"{100 * r['same status']:.2f}% | {100 * r['same iterations']:.2f}% |")
     return "\n".join(lines)
+
+
+def warp_handed_rows():
+    """(a list that collects the row counts the Warp path hands back, a function that undoes the
+    spy): wraps ``fabrik.solvers.batch_device.solve_skeleton_on_device``'s ``host_solve``."""
+    import fabrik.solvers.batch_device as device
+
+    rows: list[int] = []
+    inner = device.solve_skeleton_on_device
+
+    def spy(*args, host_solve, **kwargs):
+        def counted(targets, *rest):
+            rows.append(len(targets))
+            return host_solve(targets, *rest)
+
+        return inner(*args, host_solve=counted, **kwargs)
+
+    device.solve_skeleton_on_device = spy
+    return rows, lambda: setattr(device, "solve_skeleton_on_device", inner)

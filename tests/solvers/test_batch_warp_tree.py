@@ -12,6 +12,7 @@ import pytest
 
 import fabrik
 from fabrik import models
+from fabrik_experiments.batch_models_bench import warp_handed_rows
 from fabrik_experiments.crowd_motion import EFFECTORS, crowd_walk, random_poses
 from test_skeleton_constraints import random_limits, random_tree
 
@@ -30,22 +31,11 @@ def _warp_ready():
 
 
 @pytest.fixture
-def handed(monkeypatch):
+def handed():
     """The row counts the Warp path handed back to the numba batch, call by call."""
-    import fabrik.solvers.batch_device as device
-
-    rows = []
-    inner = device.solve_skeleton_on_device
-
-    def spy(*args, host_solve, **kwargs):
-        def counted(targets, *rest):
-            rows.append(len(targets))
-            return host_solve(targets, *rest)
-
-        return inner(*args, host_solve=counted, **kwargs)
-
-    monkeypatch.setattr(device, "solve_skeleton_on_device", spy)
-    return rows
+    rows, undo = warp_handed_rows()
+    yield rows
+    undo()
 
 
 def assert_rows_match(skeleton, result, names, targets, *, initial=None, root=None, atol_scale=1e-9, **options):
