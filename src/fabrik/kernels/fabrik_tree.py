@@ -5,9 +5,9 @@ Inputs are the named records of ``fabrik.kernels.records`` (their fields listed 
 by ``fabrik.model.rig`` and the solvers: the model (``Tree``, ``Groups`` (``fabrik.kernels.
 rigid_groups``; the empty set when off), ``TreeLimits`` (``fabrik.kernels.tree_limits``)); the
 solve's ``TreeTask`` (targets, start pose and frames, root); its ``Stop`` (``tol``, ``max_iter``)
-and ``TreeOptions`` (``root_fixed``, ``limb_tops``, ``start_step``). A solve given frames follows them and places
-joints under the limits; one given no frames ((0, 3, 3) and empty limit tables) places them on
-lines, as the paper's FABRIK.
+and ``TreeOptions`` (``root_fixed``, ``limb_tops``, ``start_step``). A solve given frames follows
+them and places joints under the limits; one given no frames ((0, 3, 3) and empty limit tables)
+places them on lines, as the paper's FABRIK.
 
 One iteration:
 
