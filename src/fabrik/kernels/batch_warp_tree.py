@@ -293,26 +293,21 @@ def _make(precision: str):
                 + m[r0, c2] * (m[r1, c0] * m[r2, c1] - m[r1, c1] * m[r2, c0]))
 
     @wp.func
+    def kept(k: int, gap: int):
+        # the k-th of the indices 0..3 without ``gap``: k, or k + 1 past the gap
+        if k >= gap:
+            return k + 1
+        return k
+
+    @wp.func
     def cofactor(m: mat4, row: int, col: int):
         # rotation_fit._cofactor: entry (row, col) of the adjugate of m
-        r0 = int(1)
-        if col > 0:
-            r0 = int(0)
-        r1 = int(2)
-        if col > 1:
-            r1 = int(1)
-        r2 = int(3)
-        if col > 2:
-            r2 = int(2)
-        c0 = int(1)
-        if row > 0:
-            c0 = int(0)
-        c1 = int(2)
-        if row > 1:
-            c1 = int(1)
-        c2 = int(3)
-        if row > 2:
-            c2 = int(2)
+        r0 = kept(0, col)
+        r1 = kept(1, col)
+        r2 = kept(2, col)
+        c0 = kept(0, row)
+        c1 = kept(1, row)
+        c2 = kept(2, row)
         sign = real(1.0)
         if (row + col) % 2 != 0:
             sign = real(-1.0)

@@ -253,12 +253,6 @@ def _host(values) -> np.ndarray:
     return np.asarray(to_host(values))
 
 
-def _is_skeleton(model) -> bool:
-    from fabrik.model.skeleton import Skeleton
-
-    return isinstance(model, Skeleton)
-
-
 def _solve_other(model, targets, initial, root, tol, max_iter, method, backend, layout, threads, device, progress,
                  effectors, options, precision="float64") -> BatchSolution:
     """``solve_batch`` for a skeleton or an arm (``fabrik.solvers.batch_skeleton``,

@@ -265,7 +265,8 @@ def _solve_plain(skeleton, arrays: Rig, idx, pos, initial, root, root_from_targe
     if answer[5] < 0:
         raise_kernel_error(answer[5], skeleton, idx)
     if reach_step and answer[5] != REACHED:
-        answer = retry_short(attempt, answer, trunk_layout(arrays.parents, arrays.lengths, groups, idx), pos, tol)
+        answer = _retried(attempt, answer, None, None, None, trunk_layout(arrays.parents, arrays.lengths, groups, idx),
+                          arrays.parents, idx, pos, tol)
     out, _, released, iterations, errors, code = answer
     names = skeleton.names
     err = errors.tolist()
@@ -304,12 +305,24 @@ def _solve_limited(skeleton, idx, pos, p0, frames, root, root_from_target, root_
     code = answer[5]
     if code < 0:
         raise_kernel_error(code, skeleton, idx)
-    if code != REACHED and turn_up is not None and root_matrix is None:
-        answer = search_turns(attempt, answer, p0, frames, turn_up, arrays.parents, idx, tol)
-    if answer[5] != REACHED and reach_step and root_matrix is None:
-        answer = retry_short(attempt, answer, trunk_layout(arrays.parents, arrays.lengths, groups, idx), pos, tol)
+    if code != REACHED and root_matrix is None:
+        trunk = trunk_layout(arrays.parents, arrays.lengths, groups, idx) if reach_step else None
+        answer = _retried(attempt, answer, p0, frames, turn_up, trunk, arrays.parents, idx, pos, tol)
     out, F, row_active, iterations, errors, code = answer
     return constrained_skeleton_solution(skeleton, METHOD, out, F, row_active, iterations, errors, code, idx)
+
+
+def _retried(attempt, first, p0, F0, up, trunk, parents, idx, targets, tol, rotations=None, branch=None):
+    """A solve that ended short (``first``, the kernel's 6-tuple; ``attempt(p, F[, cap])`` the same
+    solve from another start) tried again: with ``up`` (the rest up axis; None: no
+    ``turn_search``) from starts ``p0``, ``F0`` turned about it (``search_turns``, which takes
+    ``rotations`` and ``branch`` computed once per take), then, still short, with ``trunk`` (a
+    ``TrunkLayout``; None: no ``reach_step``) from the best answer's trunk groups turned
+    (``retry_short``). Returns the answer kept, ``first`` when it reached."""
+    answer = first
+    if up is not None and answer[5] != REACHED:
+        answer = search_turns(attempt, answer, p0, F0, up, parents, idx, tol, rotations, branch)
+    return retry_short(attempt, answer, trunk, targets, tol)
 
 
 def released_centres(skeleton, group_of, released) -> tuple[str, ...]:
@@ -486,6 +499,7 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
         if root_matrix is not None:
             F0[0] = root_matrix
     up = rest_up(skeleton) if limited and turn_search and root_matrix is None else None
+    rotations = branch = None
     if up is not None:
         rotations, branch = turn_rotations(up), branches(arrays.parents)
     trunk = (trunk_layout(arrays.parents, arrays.lengths, groups, idx)
@@ -527,11 +541,8 @@ def solve_skeleton_sequence(skeleton, target_indices, target_positions, initial,
             # the run's own answer for frame f is the first attempt (the kernel is deterministic)
             first = (out[f].copy(), out_frames[f].copy() if limited else NO_FRAMES, None, int(iterations[f]),
                      errors[f].copy(), int(codes[f]))
-            answer = first
-            if up is not None:
-                answer = search_turns(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start),
-                                      up, arrays.parents, idx, tol, rotations, branch)
-            answer = retry_short(attempt, answer, trunk, pos[f], tol)
+            answer = _retried(attempt, first, np.ascontiguousarray(p_start), np.ascontiguousarray(F_start), up,
+                              trunk, arrays.parents, idx, pos[f], tol, rotations, branch)
             out[f], frames_f, _, iterations[f], errors[f], codes[f] = answer
             if limited:
                 out_frames[f] = frames_f
